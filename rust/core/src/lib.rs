@@ -1,0 +1,2 @@
+//! warpgraph-core: the Pregel super-step bookkeeping of warpgraph, free of Python.
+pub mod version;
