@@ -1,0 +1,1 @@
+"""Private helpers of warpgraph. Nothing here is public API."""
