@@ -1,0 +1,245 @@
+"""Exceptions raised by warpgraph (the same classes, hierarchy and messages as `langgraph.errors`)."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import Enum
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from warpgraph.types import Command, Interrupt
+
+__all__ = (
+    "EmptyChannelError",
+    "EmptyInputError",
+    "ErrorCode",
+    "GraphBubbleUp",
+    "GraphDrained",
+    "GraphInterrupt",
+    "GraphRecursionError",
+    "InvalidUpdateError",
+    "NodeCancelledError",
+    "NodeError",
+    "NodeInterrupt",
+    "NodeTimeoutError",
+    "ParentCommand",
+    "TaskNotFound",
+    "UnknownInterruptError",
+    "is_invalid_resume",
+)
+
+_TROUBLESHOOTING_BASE = "https://docs.langchain.com/oss/python/langgraph/errors/"
+
+
+class ErrorCode(Enum):
+    """Codes that name a troubleshooting page."""
+
+    GRAPH_RECURSION_LIMIT = "GRAPH_RECURSION_LIMIT"
+    INVALID_CONCURRENT_GRAPH_UPDATE = "INVALID_CONCURRENT_GRAPH_UPDATE"
+    INVALID_GRAPH_NODE_RETURN_VALUE = "INVALID_GRAPH_NODE_RETURN_VALUE"
+    MULTIPLE_SUBGRAPHS = "MULTIPLE_SUBGRAPHS"
+    INVALID_CHAT_HISTORY = "INVALID_CHAT_HISTORY"
+
+
+def create_error_message(*, message: str, error_code: ErrorCode) -> str:
+    """`message` followed by a line pointing at the troubleshooting page of `error_code`."""
+    return f"{message}\nFor troubleshooting, visit: {_TROUBLESHOOTING_BASE}{error_code.value}"
+
+
+class EmptyChannelError(Exception):
+    """Raised when reading a channel that holds no value yet."""
+
+
+class GraphBubbleUp(Exception):
+    """Base of the control-flow exceptions that travel up through nodes and subgraphs."""
+
+
+class GraphDrained(GraphBubbleUp):
+    """The run stopped at a super-step boundary because a drain was requested."""
+
+    def __init__(self, reason: str = "shutdown") -> None:
+        self.reason = reason
+        super().__init__(f"Graph drained: {reason}")
+
+
+class GraphRecursionError(RecursionError):
+    """The graph ran more super-steps than the config's `recursion_limit` allows."""
+
+
+class InvalidUpdateError(Exception):
+    """A channel received an invalid set of updates."""
+
+
+class GraphInterrupt(GraphBubbleUp):
+    """Carries the interrupts raised in a task; `args[0]` is the sequence of `Interrupt`s."""
+
+    def __init__(self, interrupts: Sequence[Interrupt] = ()) -> None:
+        super().__init__(interrupts)
+
+
+class _LangGraphDeprecation(DeprecationWarning):
+    """Deprecation warning worded like LangGraph's (`since` / `expected_removal` versions).
+
+    TODO: move to a public warpgraph.warnings module (LangGraphDeprecationWarning & co).
+    """
+
+    since: tuple[int, int] = (1, 0)
+    expected_removal: tuple[int, int] = (2, 0)
+
+    def __init__(self, message: str, *args: object) -> None:
+        super().__init__(message, *args)
+        self.message = message.rstrip(".")
+
+    def __str__(self) -> str:
+        since, removal = self.since, self.expected_removal
+        return (
+            f"{self.message}. Deprecated in LangGraph V{since[0]}.{since[1]}"
+            f" to be removed in V{removal[0]}.{removal[1]}."
+        )
+
+
+class _DeprecatedSinceV10(_LangGraphDeprecation):
+    since = (1, 0)
+    expected_removal = (2, 0)
+
+
+class _DeprecatedSinceV11(_LangGraphDeprecation):
+    since = (1, 1)
+    expected_removal = (3, 0)
+
+
+class NodeInterrupt(GraphInterrupt):
+    """Deprecated: raised by a node to interrupt; use `warpgraph.types.interrupt` instead."""
+
+    def __init__(self, value: Any, id: str | None = None) -> None:
+        from warpgraph.types import Interrupt
+
+        warnings.warn(
+            "NodeInterrupt is deprecated. Please use `langgraph.types.interrupt` instead.",
+            _DeprecatedSinceV10,
+            stacklevel=2,
+        )
+        item = Interrupt(value=value) if id is None else Interrupt(value=value, id=id)
+        super().__init__([item])
+
+
+class ParentCommand(GraphBubbleUp):
+    """Carries a `Command(graph=Command.PARENT)` up to the parent graph; `args[0]` is it."""
+
+    args: tuple[Command]
+
+    def __init__(self, command: Command) -> None:
+        super().__init__(command)
+
+
+class EmptyInputError(Exception):
+    """The graph received an empty input."""
+
+
+class TaskNotFound(Exception):
+    """The executor could not find a task (distributed mode)."""
+
+
+class UnknownInterruptError(Exception):
+    """Strict resume mode: a resume does not match the pending interrupts.
+
+    `reason` is "not_pending", "empty_map" or "ambiguous"; `interrupt_ids` lists the unknown
+    ids named by the resume; `pending_ids` the interrupts still waiting.
+    """
+
+    reason: Literal["not_pending", "empty_map", "ambiguous"]
+    interrupt_ids: tuple[str, ...]
+    pending_ids: tuple[str, ...]
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        reason: Literal["not_pending", "empty_map", "ambiguous"],
+        interrupt_ids: Sequence[str] = (),
+        pending_ids: Sequence[str] = (),
+    ) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.interrupt_ids = tuple(interrupt_ids)
+        self.pending_ids = tuple(pending_ids)
+
+
+@dataclass(frozen=True, slots=True)
+class NodeError:
+    """Failure context handed to a node's error handler."""
+
+    node: str
+    """Name of the node that failed."""
+    error: BaseException
+    """The exception it raised."""
+
+
+class NodeCancelledError(Exception):
+    """A node body raised `asyncio.CancelledError` itself (reported as a node failure)."""
+
+    node: str
+
+    def __init__(self, node: str, message: str | None = None) -> None:
+        super().__init__(message or f"Node {node!r} raised asyncio.CancelledError")
+        self.node = node
+
+
+class NodeTimeoutError(Exception):
+    """A node exceeded its idle or run timeout (not an OSError, so the default retry retries)."""
+
+    node: str
+    timeout: float
+    run_timeout: float | None
+    idle_timeout: float | None
+    elapsed: float
+    kind: Literal["idle", "run"]
+
+    def __init__(
+        self,
+        node: str,
+        elapsed: float,
+        *,
+        kind: Literal["idle", "run"],
+        idle_timeout: float | None = None,
+        run_timeout: float | None = None,
+    ) -> None:
+        if kind == "idle":
+            if idle_timeout is None:
+                raise ValueError("idle_timeout is required when kind='idle'")
+            self.timeout = idle_timeout
+            text = (
+                f"Node '{node}' exceeded its idle timeout of {idle_timeout:.3f}s "
+                f"without making progress (elapsed: {elapsed:.3f}s)."
+            )
+        elif kind == "run":
+            if run_timeout is None:
+                raise ValueError("run_timeout is required when kind='run'")
+            self.timeout = run_timeout
+            text = (
+                f"Node '{node}' exceeded its run timeout of {run_timeout:.3f}s "
+                f"(elapsed: {elapsed:.3f}s)."
+            )
+        else:
+            raise ValueError("kind must be 'idle' or 'run'")
+        super().__init__(text)
+        self.node = node
+        self.elapsed = elapsed
+        self.kind = kind
+        self.idle_timeout = idle_timeout
+        self.run_timeout = run_timeout
+
+
+_INVALID_RESUME_ATTR = "_langgraph_invalid_resume"
+
+
+def _mark_invalid_resume(error: BaseException) -> None:
+    """Flag `error` as caused by a resume value that failed validation."""
+    setattr(error, _INVALID_RESUME_ATTR, True)
+
+
+def is_invalid_resume(error: BaseException) -> bool:
+    """Whether `error` was raised because a resume value failed `response_schema` validation."""
+    return getattr(error, _INVALID_RESUME_ATTR, False) is True
