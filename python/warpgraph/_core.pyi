@@ -1,0 +1,87 @@
+"""Type stubs for ``warpgraph._core``, the native (Rust) part of warpgraph."""
+
+from collections.abc import Callable, Sequence
+from typing import Any, Literal
+
+__version__: str
+
+# ---------------------------------------------------------------- stand-alone functions
+
+def task_path_str(path: str | int | tuple[Any, ...] | list[Any]) -> str:
+    """LangGraph's ``task_path_str``: ints as ``{:010d}``, tuples/lists as ``"~" + ", ".join``."""
+
+def task_id(checkpoint_id: str, parts: Sequence[str | bytes], v: int = 4) -> str:
+    """Task id: xxh3_128 (``v > 1``) or sha1 (``v <= 1``) over the checkpoint id bytes + parts.
+
+    Raises ValueError for a checkpoint id that is not hex (dashes ignored), TypeError for a
+    part that is neither str nor bytes.
+    """
+
+def uuid6(clock_seq: int | None = None) -> str:
+    """A strictly increasing UUIDv6 string; ``clock_seq & 0x3FFF`` (the step) or random bits."""
+
+def next_version_str(current: str | int | None) -> str:
+    """The saver version string ``f"{n+1:032}.{random.random():016}"`` (see §2.8)."""
+
+def pack_checkpoint_envelope(checkpoint: dict[Any, Any]) -> bytes:
+    """``ormsgpack.packb`` of the checkpoint without ``channel_values`` (OPT_NON_STR_KEYS).
+
+    Supports None/bool/int (64-bit)/float/str/bytes/list/tuple/dict of exactly those types;
+    raises TypeError naming the offending path and type otherwise.
+    """
+
+def unpack_checkpoint_envelope(data: bytes) -> dict[Any, Any]:
+    """Decodes a msgpack map of plain values (arrays as lists, array keys as tuples).
+
+    Raises ValueError for truncated, corrupt or unsupported (ext types) input.
+    """
+
+# ---------------------------------------------------------------- engine
+
+def init(*args: Any, **kwargs: Any) -> None:
+    """Hands the binding the Python classes it needs (MISSING, Send, Overwrite, errors,
+    channel classes); called once by ``warpgraph.pregel._engine``."""
+
+class GraphSpec:
+    """Built once per compiled graph: channel specs and node triggers / read channels."""
+
+    def __init__(
+        self,
+        channels: dict[str, Any],
+        nodes: dict[str, tuple[list[str], list[str] | str]],
+    ) -> None: ...
+
+class Engine:
+    """Per-run state: channel values, channel_versions, versions_seen, updated_channels."""
+
+    def __init__(self, spec: GraphSpec, checkpoint: dict[str, Any] | None) -> None: ...
+    def channel_versions(self) -> dict[str, Any]: ...
+    def versions_seen(self) -> dict[str, dict[str, Any]]: ...
+    def updated_channels(self) -> list[str]: ...
+    def is_available(self, channel: str) -> bool: ...
+    def read(
+        self,
+        select: str | list[str],
+        fresh_writes: list[tuple[str, Any]] | None = None,
+    ) -> Any: ...
+    def checkpoint_values(self) -> dict[str, Any]: ...
+    def prepare_next_tasks(
+        self, checkpoint_id: str, parent_ns: str, step: int, v: int = 4
+    ) -> list[tuple[str, str, tuple[Any, ...], tuple[str, ...], Any]]:
+        """``[(task_id, node_name, path, triggers, input)]``: PUSH tasks first, then PULL."""
+    def apply_writes(
+        self,
+        tasks: list[tuple[str, tuple[Any, ...], Sequence[str], Sequence[tuple[str, Any]]]],
+        next_version: Literal["int", "str"] | Callable[[Any, Any], Any] | None,
+    ) -> list[str]:
+        """LangGraph's ``apply_writes``; returns the updated channel names, sorted."""
+    def mark_interrupt_seen(self) -> None: ...
+    def should_interrupt(
+        self,
+        interrupt_nodes: list[str] | Literal["*"],
+        tasks: list[tuple[str, bool]],
+    ) -> bool: ...
+    def create_checkpoint(
+        self, checkpoint_id: str, ts: str, updated_channels: list[str] | None
+    ) -> dict[str, Any]: ...
+    def new_versions(self, previous: dict[str, Any]) -> dict[str, Any]: ...

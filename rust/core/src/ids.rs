@@ -1,0 +1,255 @@
+//! Task ids and task path strings, byte-compatible with LangGraph's `prepare_single_task`.
+//!
+//! A task id hashes the raw bytes of the current checkpoint id followed by the task's
+//! identifying parts (concatenated without separator): XXH3-128 for checkpoint format
+//! `v > 1`, SHA-1 (first 128 bits) for older formats. The 32 hex digits are grouped 8-4-4-4-12.
+
+use std::fmt;
+
+use xxhash_rust::xxh3::xxh3_128;
+
+/// One element of a task path: `("__pregel_pull", "node")`, `("__pregel_push", 3, false)`, ...
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PathPart {
+    /// Rendered as-is (LangGraph applies `str()` to anything not an int or tuple).
+    Str(String),
+    /// Rendered zero-padded to width 10, sign first (`{:010}`); bools are 0 / 1.
+    Int(i64),
+    /// Rendered as `"~" + ", ".join(parts)`.
+    Tuple(Vec<PathPart>),
+}
+
+/// A malformed checkpoint id (not an even-length hex string once dashes are removed).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IdError {
+    /// Human-readable reason naming the offending value.
+    pub message: String,
+}
+
+impl fmt::Display for IdError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for IdError {}
+
+/// String form of a task path, equal to LangGraph's `task_path_str` (used to order tasks).
+pub fn task_path_str(path: &[PathPart]) -> String {
+    let mut out = String::with_capacity(32);
+    write_tuple(path, &mut out);
+    out
+}
+
+/// String form of a single path element.
+pub fn path_part_str(part: &PathPart) -> String {
+    let mut out = String::new();
+    write_part(part, &mut out);
+    out
+}
+
+fn write_tuple(parts: &[PathPart], out: &mut String) {
+    out.push('~');
+    for (i, p) in parts.iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        write_part(p, out);
+    }
+}
+
+fn write_part(part: &PathPart, out: &mut String) {
+    use std::fmt::Write;
+    match part {
+        PathPart::Str(s) => out.push_str(s),
+        // Rust's `{:010}` pads after the sign like Python's `{:010d}`; infallible on String.
+        PathPart::Int(i) => {
+            let _ = write!(out, "{i:010}");
+        }
+        PathPart::Tuple(t) => write_tuple(t, out),
+    }
+}
+
+fn hex_val(c: u8) -> Option<u8> {
+    match c {
+        b'0'..=b'9' => Some(c - b'0'),
+        b'a'..=b'f' => Some(c - b'a' + 10),
+        b'A'..=b'F' => Some(c - b'A' + 10),
+        _ => None,
+    }
+}
+
+/// The raw bytes of a checkpoint id (`binascii.unhexlify(id.replace("-", ""))`).
+pub fn checkpoint_id_bytes(checkpoint_id: &str) -> Result<Vec<u8>, IdError> {
+    let digits: Vec<u8> = checkpoint_id.bytes().filter(|&b| b != b'-').collect();
+    if digits.len() & 1 == 1 {
+        return Err(IdError {
+            message: format!("invalid checkpoint id {checkpoint_id:?}: odd number of hex digits"),
+        });
+    }
+    let mut out = Vec::with_capacity(digits.len() / 2);
+    for pair in digits.chunks_exact(2) {
+        match (hex_val(pair[0]), hex_val(pair[1])) {
+            (Some(h), Some(l)) => out.push((h << 4) | l),
+            _ => {
+                return Err(IdError {
+                    message: format!(
+                        "invalid checkpoint id {checkpoint_id:?}: non-hexadecimal digit found"
+                    ),
+                })
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Task id over pre-decoded checkpoint id bytes (see [`checkpoint_id_bytes`]).
+pub fn task_id_from_bytes<P: AsRef<[u8]>>(ns: &[u8], parts: &[P], v: i64) -> String {
+    let total = ns.len() + parts.iter().map(|p| p.as_ref().len()).sum::<usize>();
+    if v > 1 {
+        let mut buf = Vec::with_capacity(total);
+        buf.extend_from_slice(ns);
+        for p in parts {
+            buf.extend_from_slice(p.as_ref());
+        }
+        format_uuid_hex(&xxh3_128(&buf).to_be_bytes())
+    } else {
+        let mut sha = sha1_smol::Sha1::new();
+        sha.update(ns);
+        for p in parts {
+            sha.update(p.as_ref());
+        }
+        let digest = sha.digest().bytes();
+        format_uuid_hex(&digest[..16])
+    }
+}
+
+/// Task id as LangGraph computes it in `prepare_single_task` (`v` is the checkpoint's `"v"`).
+pub fn task_id<P: AsRef<[u8]>>(
+    checkpoint_id: &str,
+    parts: &[P],
+    v: i64,
+) -> Result<String, IdError> {
+    let ns = checkpoint_id_bytes(checkpoint_id)?;
+    Ok(task_id_from_bytes(&ns, parts, v))
+}
+
+/// `xxh3_128_hexdigest(data)`: 32 lowercase hex digits (interrupt ids, namespace hashes).
+pub fn xxh3_128_hex(data: &[u8]) -> String {
+    format!("{:032x}", xxh3_128(data))
+}
+
+const HEX: &[u8; 16] = b"0123456789abcdef";
+
+/// Formats 16 bytes as lowercase hex grouped 8-4-4-4-12.
+pub fn format_uuid_hex(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(36);
+    for (i, b) in bytes.iter().take(16).enumerate() {
+        if matches!(i, 4 | 6 | 8 | 10) {
+            out.push('-');
+        }
+        out.push(HEX[(b >> 4) as usize] as char);
+        out.push(HEX[(b & 0xF) as usize] as char);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // Expected values below were computed once with the reference
+    // (langgraph 1.2.24: `_xxhash_str`, `_uuid5_str`, `task_path_str`, xxhash) and pasted here.
+    const CID: &str = "1f0a3c2e-5b6d-6e7f-8001-0123456789ab";
+
+    #[test]
+    fn xxh3_task_id_matches_reference() {
+        let parts = [
+            "agent",
+            "1",
+            "agent",
+            "__pregel_pull",
+            "branch:to:agent",
+            "messages",
+        ];
+        assert_eq!(
+            task_id(CID, &parts, 4).unwrap(),
+            "7753e814-725e-8517-6274-5cada53e2928"
+        );
+        let none: [&str; 0] = [];
+        assert_eq!(
+            task_id(CID, &none, 2).unwrap(),
+            "f403a7c5-e06d-d106-93dc-41633ee264f2"
+        );
+        assert_eq!(
+            task_id(CID, &["né", "0"], 4).unwrap(),
+            "0e623e62-7d31-621d-3ed4-4ac66a3f5ec3"
+        );
+        assert_eq!(
+            task_id("AB-CD", &["x"], 4).unwrap(),
+            "ab059523-1cbc-6dc1-f23c-c5dfb403882c"
+        );
+    }
+
+    #[test]
+    fn sha1_task_id_matches_reference() {
+        let parts = [
+            "agent",
+            "1",
+            "agent",
+            "__pregel_pull",
+            "branch:to:agent",
+            "messages",
+        ];
+        assert_eq!(
+            task_id(CID, &parts, 1).unwrap(),
+            "63aa7a8c-797f-7373-8c4f-46688386bfdf"
+        );
+        let none: [&str; 0] = [];
+        assert_eq!(
+            task_id(CID, &none, 0).unwrap(),
+            "22e304ca-1336-370d-912f-c148fbaeb563"
+        );
+    }
+
+    #[test]
+    fn malformed_checkpoint_ids_are_errors() {
+        assert!(task_id("abc", &["x"], 4).is_err());
+        assert!(task_id("zz", &["x"], 4).is_err());
+        assert!(task_id("é0", &["x"], 4).is_err());
+        assert_eq!(checkpoint_id_bytes("").unwrap(), Vec::<u8>::new());
+    }
+
+    #[test]
+    fn interrupt_hash_matches_reference() {
+        assert_eq!(
+            xxh3_128_hex(b"outer:abc"),
+            "8c45b515130400fa3a32b33b5bcbbccd"
+        );
+    }
+
+    #[test]
+    fn task_path_str_matches_reference() {
+        use PathPart::*;
+        let p = [
+            Str("__pregel_push".into()),
+            Tuple(vec![Str("__pregel_pull".into()), Str("a".into())]),
+            Int(3),
+            Int(1),
+        ];
+        assert_eq!(
+            task_path_str(&p),
+            "~__pregel_push, ~__pregel_pull, a, 0000000003, 0000000001"
+        );
+        let p = [
+            Str("__pregel_push".into()),
+            Tuple(vec![Int(1), Int(-2), Tuple(vec![])]),
+            Int(0),
+        ];
+        assert_eq!(
+            task_path_str(&p),
+            "~__pregel_push, ~0000000001, -000000002, ~, 0000000000"
+        );
+        assert_eq!(path_part_str(&Int(-12345678901)), "-12345678901");
+    }
+}

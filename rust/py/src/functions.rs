@@ -1,0 +1,319 @@
+//! Stand-alone functions: task ids, task path strings, uuid6, checkpoint envelope encoding.
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+
+use warpgraph_core::envelope::{self, Reader, Token};
+use warpgraph_core::ids::{self, PathPart};
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(task_path_str, m)?)?;
+    m.add_function(wrap_pyfunction!(task_id, m)?)?;
+    m.add_function(wrap_pyfunction!(uuid6, m)?)?;
+    m.add_function(wrap_pyfunction!(pack_checkpoint_envelope, m)?)?;
+    m.add_function(wrap_pyfunction!(unpack_checkpoint_envelope, m)?)?;
+    Ok(())
+}
+
+// ---------------------------------------------------------------- task paths and ids
+
+fn to_path_part(obj: &Bound<'_, PyAny>) -> PyResult<PathPart> {
+    if obj.is_instance_of::<PyTuple>() || obj.is_instance_of::<PyList>() {
+        let children = obj
+            .try_iter()?
+            .map(|c| to_path_part(&c?))
+            .collect::<PyResult<Vec<_>>>()?;
+        Ok(PathPart::Tuple(children))
+    } else if obj.is_instance_of::<PyInt>() {
+        match obj.extract::<i64>() {
+            Ok(i) => Ok(PathPart::Int(i)),
+            // beyond 64 bits: let Python format it exactly as `f"{x:010d}"`
+            Err(_) => Ok(PathPart::Str(
+                obj.call_method1("__format__", ("010d",))?.extract()?,
+            )),
+        }
+    } else {
+        Ok(PathPart::Str(obj.str()?.to_str()?.to_owned()))
+    }
+}
+
+/// LangGraph's `task_path_str`: the sort key of a task path.
+#[pyfunction]
+fn task_path_str(path: &Bound<'_, PyAny>) -> PyResult<String> {
+    Ok(ids::path_part_str(&to_path_part(path)?))
+}
+
+/// Task id over the checkpoint id bytes and the concatenated parts (xxh3 if v > 1, else sha1).
+#[pyfunction]
+#[pyo3(signature = (checkpoint_id, parts, v = 4))]
+fn task_id(checkpoint_id: &str, parts: &Bound<'_, PyAny>, v: i64) -> PyResult<String> {
+    let ns =
+        ids::checkpoint_id_bytes(checkpoint_id).map_err(|e| PyValueError::new_err(e.message))?;
+    let mut buf: Vec<u8> = Vec::with_capacity(128);
+    for (i, part) in parts.try_iter()?.enumerate() {
+        let part = part?;
+        if let Ok(s) = part.cast::<PyString>() {
+            buf.extend_from_slice(s.to_str()?.as_bytes());
+        } else if let Ok(b) = part.cast::<PyBytes>() {
+            buf.extend_from_slice(b.as_bytes());
+        } else {
+            return Err(PyTypeError::new_err(format!(
+                "task_id parts must be str or bytes, got {} at index {i}",
+                part.get_type().name()?
+            )));
+        }
+    }
+    Ok(ids::task_id_from_bytes(&ns, &[buf], v))
+}
+
+/// A fresh UUIDv6 checkpoint id (clock_seq = step; None -> random).
+#[pyfunction]
+#[pyo3(signature = (clock_seq = None))]
+fn uuid6(clock_seq: Option<&Bound<'_, PyAny>>) -> PyResult<String> {
+    let seq = match clock_seq {
+        None => None,
+        Some(obj) if obj.is_none() => None,
+        Some(obj) => {
+            if !obj.is_instance_of::<PyInt>() {
+                return Err(PyTypeError::new_err(format!(
+                    "clock_seq must be an int or None, got {}",
+                    obj.get_type().name()?
+                )));
+            }
+            match obj.extract::<i64>() {
+                Ok(i) => Some(i),
+                Err(_) => Some(obj.bitand(0x3FFF)?.extract::<i64>()?),
+            }
+        }
+    };
+    Ok(warpgraph_core::uuid6::uuid6(seq))
+}
+
+// ---------------------------------------------------------------- envelope encoding
+
+struct PackError {
+    message: String,
+    /// Innermost first.
+    path: Vec<String>,
+}
+
+impl PackError {
+    fn new(message: String) -> Self {
+        PackError {
+            message,
+            path: Vec::new(),
+        }
+    }
+
+    fn at(mut self, segment: String) -> Self {
+        self.path.push(segment);
+        self
+    }
+}
+
+fn key_repr(key: &Bound<'_, PyAny>) -> String {
+    key.repr()
+        .map(|r| r.to_string())
+        .unwrap_or_else(|_| "<key>".to_string())
+}
+
+fn enc(r: Result<(), envelope::EncodeError>) -> Result<(), PackError> {
+    r.map_err(|e| PackError::new(e.message))
+}
+
+fn pack_value(buf: &mut Vec<u8>, obj: &Bound<'_, PyAny>, depth: usize) -> Result<(), PackError> {
+    if obj.is_none() {
+        envelope::write_nil(buf);
+    } else if let Ok(s) = obj.cast_exact::<PyString>() {
+        let s = s
+            .to_str()
+            .map_err(|_| PackError::new("str is not valid UTF-8 (surrogates)".to_string()))?;
+        enc(envelope::write_str(buf, s))?;
+    } else if obj.is_exact_instance_of::<PyBool>() {
+        envelope::write_bool(buf, obj.is_truthy().unwrap_or(false));
+    } else if obj.is_exact_instance_of::<PyInt>() {
+        if let Ok(i) = obj.extract::<i64>() {
+            envelope::write_i64(buf, i);
+        } else if let Ok(u) = obj.extract::<u64>() {
+            envelope::write_u64(buf, u);
+        } else {
+            return Err(PackError::new("Integer exceeds 64-bit range".to_string()));
+        }
+    } else if let Ok(f) = obj.cast_exact::<PyFloat>() {
+        envelope::write_f64(buf, f.value());
+    } else if let Ok(d) = obj.cast_exact::<PyDict>() {
+        if depth >= envelope::MAX_ENCODE_DEPTH {
+            return Err(PackError::new(envelope::depth_error().message));
+        }
+        enc(envelope::write_map_header(buf, d.len()))?;
+        for (k, v) in d.iter() {
+            pack_value(buf, &k, depth + 1).map_err(|e| e.at(format!("<key {}>", key_repr(&k))))?;
+            pack_value(buf, &v, depth + 1).map_err(|e| e.at(format!("[{}]", key_repr(&k))))?;
+        }
+    } else if obj.is_exact_instance_of::<PyList>() || obj.is_exact_instance_of::<PyTuple>() {
+        if depth >= envelope::MAX_ENCODE_DEPTH {
+            return Err(PackError::new(envelope::depth_error().message));
+        }
+        let n = obj.len().map_err(|e| PackError::new(e.to_string()))?;
+        enc(envelope::write_array_header(buf, n))?;
+        let items = obj.try_iter().map_err(|e| PackError::new(e.to_string()))?;
+        for (i, item) in items.enumerate() {
+            let item = item.map_err(|e| PackError::new(e.to_string()))?;
+            pack_value(buf, &item, depth + 1).map_err(|e| e.at(format!("[{i}]")))?;
+        }
+    } else if let Ok(b) = obj.cast_exact::<PyBytes>() {
+        enc(envelope::write_bin(buf, b.as_bytes()))?;
+    } else {
+        let name = obj
+            .get_type()
+            .name()
+            .map(|n| n.to_string())
+            .unwrap_or_else(|_| "?".to_string());
+        return Err(PackError::new(format!("unsupported type {name}")));
+    }
+    Ok(())
+}
+
+fn is_channel_values_key(k: &Bound<'_, PyAny>) -> bool {
+    k.cast_exact::<PyString>()
+        .ok()
+        .and_then(|s| s.to_str().ok().map(|s| s == "channel_values"))
+        .unwrap_or(false)
+}
+
+/// `ormsgpack.packb(checkpoint minus "channel_values", option=OPT_NON_STR_KEYS)`, natively.
+#[pyfunction]
+fn pack_checkpoint_envelope<'py>(
+    py: Python<'py>,
+    checkpoint: &Bound<'py, PyDict>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let skip = checkpoint
+        .iter()
+        .filter(|(k, _)| is_channel_values_key(k))
+        .count();
+    let mut buf = Vec::with_capacity(256);
+    let fail = |e: PackError| {
+        let path: String = e.path.iter().rev().map(String::as_str).collect();
+        PyTypeError::new_err(format!(
+            "pack_checkpoint_envelope: {} at checkpoint{path}",
+            e.message
+        ))
+    };
+    envelope::write_map_header(&mut buf, checkpoint.len() - skip)
+        .map_err(|e| fail(PackError::new(e.message)))?;
+    for (k, v) in checkpoint.iter() {
+        if is_channel_values_key(&k) {
+            continue;
+        }
+        pack_value(&mut buf, &k, 1).map_err(|e| fail(e.at(format!("<key {}>", key_repr(&k)))))?;
+        pack_value(&mut buf, &v, 1).map_err(|e| fail(e.at(format!("[{}]", key_repr(&k)))))?;
+    }
+    Ok(PyBytes::new(py, &buf))
+}
+
+// ---------------------------------------------------------------- envelope decoding
+
+enum UnpackError {
+    Decode(envelope::DecodeError),
+    Py(PyErr),
+}
+
+impl From<envelope::DecodeError> for UnpackError {
+    fn from(e: envelope::DecodeError) -> Self {
+        UnpackError::Decode(e)
+    }
+}
+
+impl From<PyErr> for UnpackError {
+    fn from(e: PyErr) -> Self {
+        UnpackError::Py(e)
+    }
+}
+
+fn unpack_value<'py>(
+    py: Python<'py>,
+    r: &mut Reader<'_>,
+    depth: usize,
+    as_key: bool,
+) -> Result<Bound<'py, PyAny>, UnpackError> {
+    let at = r.position();
+    let token = r.next_token()?;
+    let nested = |r: &Reader<'_>| -> Result<(), UnpackError> {
+        if depth >= envelope::MAX_DECODE_DEPTH {
+            return Err(r.error("msgpack nesting too deep").into());
+        }
+        Ok(())
+    };
+    Ok(match token {
+        Token::Nil => py.None().into_bound(py),
+        Token::Bool(b) => PyBool::new(py, b).to_owned().into_any(),
+        Token::Int(i) => PyInt::new(py, i).into_any(),
+        Token::UInt(u) => PyInt::new(py, u).into_any(),
+        Token::Float(f) => PyFloat::new(py, f).into_any(),
+        Token::Str(s) => PyString::new(py, s).into_any(),
+        Token::Bin(b) => PyBytes::new(py, b).into_any(),
+        Token::Array(n) => {
+            nested(r)?;
+            let mut items = Vec::with_capacity(n.min(r.remaining()));
+            for _ in 0..n {
+                items.push(unpack_value(py, r, depth + 1, as_key)?);
+            }
+            if as_key {
+                PyTuple::new(py, items)?.into_any()
+            } else {
+                PyList::new(py, items)?.into_any()
+            }
+        }
+        Token::Map(n) => {
+            if as_key {
+                return Err(envelope::DecodeError {
+                    message: "a map cannot be a map key".to_string(),
+                    offset: at,
+                }
+                .into());
+            }
+            nested(r)?;
+            let d = PyDict::new(py);
+            for _ in 0..n {
+                let k = unpack_value(py, r, depth + 1, true)?;
+                let v = unpack_value(py, r, depth + 1, false)?;
+                d.set_item(k, v)?;
+            }
+            d.into_any()
+        }
+        Token::Ext(code, _) => {
+            return Err(envelope::DecodeError {
+                message: format!("unsupported msgpack extension type {code}"),
+                offset: at,
+            }
+            .into())
+        }
+    })
+}
+
+/// Decodes a checkpoint envelope written by `pack_checkpoint_envelope` (or ormsgpack).
+#[pyfunction]
+fn unpack_checkpoint_envelope<'py>(py: Python<'py>, data: &[u8]) -> PyResult<Bound<'py, PyDict>> {
+    let mut r = Reader::new(data);
+    let invalid = |e: envelope::DecodeError| {
+        PyValueError::new_err(format!("invalid checkpoint envelope: {e}"))
+    };
+    if !matches!(data.first(), Some(0x80..=0x8f | 0xde | 0xdf)) {
+        return Err(invalid(r.error("expected a msgpack map")));
+    }
+    let value = match unpack_value(py, &mut r, 0, false) {
+        Ok(v) => v,
+        Err(UnpackError::Decode(e)) => return Err(invalid(e)),
+        Err(UnpackError::Py(e)) => {
+            return Err(PyValueError::new_err(format!(
+                "invalid checkpoint envelope: {e}"
+            )))
+        }
+    };
+    if r.remaining() != 0 {
+        return Err(invalid(r.error("trailing data after the msgpack value")));
+    }
+    value
+        .cast_into::<PyDict>()
+        .map_err(|_| invalid(r.error("expected a msgpack map")))
+}
