@@ -1,0 +1,1 @@
+"""Checkpoint savers and serializers (interchangeable with `langgraph.checkpoint`)."""

@@ -1,0 +1,393 @@
+"""`InMemorySaver`: checkpoints, writes and per-version channel blobs in nested dicts."""
+
+from __future__ import annotations
+
+import random
+from collections import defaultdict
+from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
+from contextlib import AbstractAsyncContextManager, AbstractContextManager, ExitStack
+from types import TracebackType
+from typing import Any
+
+from warpgraph.checkpoint.base import (
+    WRITES_IDX_MAP,
+    BaseCheckpointSaver,
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+    CheckpointTuple,
+    RunnableConfig,
+    SerializerProtocol,
+    get_checkpoint_id,
+    get_checkpoint_metadata,
+    writes_sort_key,
+)
+from warpgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+
+try:
+    from warpgraph import _core
+
+    _pack_envelope = getattr(_core, "pack_checkpoint_envelope", None)
+except ImportError:  # pragma: no cover
+    _pack_envelope = None
+
+__all__ = ("InMemorySaver", "MemorySaver")
+
+Typed = tuple[str, bytes]
+_EMPTY: Typed = ("empty", b"")
+
+
+def _ns(config: RunnableConfig) -> str:
+    return config["configurable"].get("checkpoint_ns", "")
+
+
+def _config(thread_id: str, ns: str, checkpoint_id: str) -> RunnableConfig:
+    return {
+        "configurable": {
+            "thread_id": thread_id,
+            "checkpoint_ns": ns,
+            "checkpoint_id": checkpoint_id,
+        }
+    }
+
+
+class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAsyncContextManager):
+    """An in-memory checkpoint saver (for tests and debugging).
+
+    `storage[thread][ns][checkpoint_id] = (checkpoint without values, metadata, parent_id)`,
+    `writes[(thread, ns, checkpoint_id)][(task_id, idx)] = (task_id, channel, value, task_path)`,
+    `blobs[(thread, ns, channel, version)] = value`; every value is `serde.dumps_typed` output.
+    A channel value is stored once per version (only for `new_versions` in `put`).
+    """
+
+    storage: defaultdict[str, dict[str, dict[str, tuple[Typed, Typed, str | None]]]]
+    writes: defaultdict[tuple[str, str, str], dict[tuple[str, int], tuple[str, str, Typed, str]]]
+    blobs: dict[tuple[str, str, str, Any], Typed]
+
+    def __init__(
+        self,
+        *,
+        serde: SerializerProtocol | None = None,
+        factory: type[defaultdict] = defaultdict,
+    ) -> None:
+        super().__init__(serde=serde)
+        self.storage = factory(lambda: defaultdict(dict))
+        self.writes = factory(dict)
+        self.blobs = factory()
+        self.stack = ExitStack()
+        if factory is not defaultdict:
+            for store in (self.storage, self.writes, self.blobs):
+                self.stack.enter_context(store)  # type: ignore[arg-type]
+
+    def __enter__(self) -> InMemorySaver:  # noqa: PYI034
+        self.stack.__enter__()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc_value: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> bool | None:
+        return self.stack.__exit__(exc_type, exc_value, traceback)
+
+    async def __aenter__(self) -> InMemorySaver:  # noqa: PYI034
+        self.stack.__enter__()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc_value: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> bool | None:
+        return self.stack.__exit__(exc_type, exc_value, traceback)
+
+    # --- encoding helpers
+    def _dump(self, what: str, value: Any) -> Typed:
+        try:
+            return self.serde.dumps_typed(value)
+        except TypeError as exc:
+            raise TypeError(
+                f"Cannot serialize {what}: value of type {type(value).__name__} ({exc})"
+            ) from exc
+
+    def _dump_envelope(self, checkpoint: dict[str, Any]) -> Typed:
+        if _pack_envelope is not None and type(self.serde) is JsonPlusSerializer:
+            try:
+                return "msgpack", _pack_envelope(checkpoint)
+            except (TypeError, ValueError, OverflowError):
+                pass  # a value the native packer does not handle: use the serializer
+        envelope = {k: v for k, v in checkpoint.items() if k != "channel_values"}
+        return self._dump("checkpoint", envelope)
+
+    def _load_blobs(self, thread_id: str, ns: str, versions: ChannelVersions) -> dict[str, Any]:
+        values: dict[str, Any] = {}
+        for channel, version in versions.items():
+            blob = self.blobs.get((thread_id, ns, channel, version))
+            if blob is not None and blob[0] != "empty":
+                values[channel] = self.serde.loads_typed(blob)
+        return values
+
+    def _tuple(
+        self,
+        thread_id: str,
+        ns: str,
+        checkpoint_id: str,
+        entry: tuple[Typed, Typed, str | None],
+        config: RunnableConfig | None = None,
+        metadata: Any = None,
+    ) -> CheckpointTuple:
+        envelope, metadata_b, parent_id = entry
+        checkpoint = self.serde.loads_typed(envelope)
+        checkpoint = {
+            **checkpoint,
+            "channel_values": self._load_blobs(thread_id, ns, checkpoint["channel_versions"]),
+        }
+        stored = self.writes.get((thread_id, ns, checkpoint_id), {})
+        order = sorted(stored, key=lambda k: writes_sort_key(stored[k][3], *k))
+        return CheckpointTuple(
+            config=config or _config(thread_id, ns, checkpoint_id),
+            checkpoint=checkpoint,  # type: ignore[arg-type]
+            metadata=self.serde.loads_typed(metadata_b) if metadata is None else metadata,
+            parent_config=_config(thread_id, ns, parent_id) if parent_id else None,
+            pending_writes=[
+                (stored[k][0], stored[k][1], self.serde.loads_typed(stored[k][2])) for k in order
+            ],
+        )
+
+    # --- required API
+    def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        """The checkpoint selected by `config` (latest of the thread/ns if no id), or None."""
+        thread_id = config["configurable"]["thread_id"]
+        ns = _ns(config)
+        checkpoints = self.storage.get(thread_id, {}).get(ns)
+        if not checkpoints:
+            return None
+        checkpoint_id = get_checkpoint_id(config)
+        if checkpoint_id:
+            entry = checkpoints.get(checkpoint_id)
+            return (
+                None if entry is None else self._tuple(thread_id, ns, checkpoint_id, entry, config)
+            )
+        checkpoint_id = max(checkpoints)
+        return self._tuple(thread_id, ns, checkpoint_id, checkpoints[checkpoint_id])
+
+    def list(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> Iterator[CheckpointTuple]:
+        """Matching checkpoints, newest first per namespace; `before` is exclusive."""
+        conf = config["configurable"] if config else {}
+        thread_id = conf.get("thread_id")
+        threads = [thread_id] if thread_id is not None else list(self.storage)
+        want_ns = conf.get("checkpoint_ns")
+        want_id = conf.get("checkpoint_id")
+        before_id = get_checkpoint_id(before) if before else None
+        remaining = limit
+        for tid in threads:
+            for ns, checkpoints in list(self.storage.get(tid, {}).items()):
+                if want_ns is not None and ns != want_ns:
+                    continue
+                for cid in sorted(checkpoints, reverse=True):
+                    if (want_id and cid != want_id) or (before_id and cid >= before_id):
+                        continue
+                    entry = checkpoints.get(cid)
+                    if entry is None:
+                        continue
+                    metadata = self.serde.loads_typed(entry[1])
+                    if filter and not all(metadata.get(k) == v for k, v in filter.items()):
+                        continue
+                    if remaining is not None:
+                        if remaining <= 0:
+                            return
+                        remaining -= 1
+                    yield self._tuple(tid, ns, cid, entry, metadata=metadata)
+
+    def put(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        """Store a checkpoint; values are stored only for the channels in `new_versions`.
+
+        Everything is serialized before anything is stored, so a value that cannot be
+        serialized raises TypeError (naming the channel) and leaves the saver unchanged.
+        """
+        thread_id = config["configurable"]["thread_id"]
+        ns = _ns(config)
+        values = checkpoint["channel_values"]
+        blobs = {}
+        for channel, version in new_versions.items():
+            if channel in values:
+                blob = self._dump(f"channel {channel!r}", values[channel])
+            else:
+                blob = _EMPTY
+            blobs[(thread_id, ns, channel, version)] = blob
+        envelope = self._dump_envelope(checkpoint)  # type: ignore[arg-type]
+        meta = self._dump("checkpoint metadata", get_checkpoint_metadata(config, metadata))
+        self.blobs.update(blobs)
+        parent_id = config["configurable"].get("checkpoint_id")
+        self.storage[thread_id][ns][checkpoint["id"]] = (envelope, meta, parent_id)
+        return _config(thread_id, ns, checkpoint["id"])
+
+    def put_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        """Store a task's writes: regular writes are idempotent per (task_id, idx), special
+        writes (WRITES_IDX_MAP, negative idx) replace the previous one."""
+        conf = config["configurable"]
+        key = (conf["thread_id"], conf.get("checkpoint_ns", ""), conf["checkpoint_id"])
+        existing = self.writes.get(key) or {}
+        staged = {}
+        for idx, (channel, value) in enumerate(writes):
+            inner = (task_id, WRITES_IDX_MAP.get(channel, idx))
+            if inner[1] >= 0 and inner in existing:
+                continue
+            dumped = self._dump(f"write to channel {channel!r}", value)
+            staged[inner] = (task_id, channel, dumped, task_path)
+        if staged:
+            self.writes[key].update(staged)
+
+    def delete_thread(self, thread_id: str) -> None:
+        """Delete every checkpoint, write and blob of `thread_id`."""
+        self.storage.pop(thread_id, None)
+        for key in [k for k in self.writes if k[0] == thread_id]:
+            del self.writes[key]
+        for key in [k for k in self.blobs if k[0] == thread_id]:
+            del self.blobs[key]
+
+    # --- optional API
+    def delete_for_runs(self, run_ids: Sequence[str]) -> None:
+        """Delete the checkpoints whose metadata `run_id` is in `run_ids`, with their writes."""
+        wanted = set(run_ids)
+        if not wanted:
+            return
+        for thread_id, namespaces in list(self.storage.items()):
+            for ns, checkpoints in list(namespaces.items()):
+                doomed = [
+                    cid
+                    for cid, entry in checkpoints.items()
+                    if self.serde.loads_typed(entry[1]).get("run_id") in wanted
+                ]
+                self._drop(thread_id, ns, doomed)
+
+    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        """Copy every checkpoint, write and blob of one thread to another."""
+        namespaces = self.storage.get(source_thread_id)
+        if not namespaces:
+            return
+        target = self.storage[target_thread_id]
+        for ns, checkpoints in namespaces.items():
+            target.setdefault(ns, {}).update(checkpoints)
+        for (tid, ns, cid), writes in list(self.writes.items()):
+            if tid == source_thread_id:
+                self.writes[(target_thread_id, ns, cid)] = dict(writes)
+        for (tid, ns, channel, version), blob in list(self.blobs.items()):
+            if tid == source_thread_id:
+                self.blobs[(target_thread_id, ns, channel, version)] = blob
+
+    def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        """ "keep_latest": keep the latest checkpoint of each namespace with its pending
+        writes (e.g. interrupts awaiting resume) and the blobs it reads; "delete": drop all."""
+        if strategy not in ("keep_latest", "delete"):
+            raise ValueError(f"Unknown prune strategy {strategy!r}: use 'keep_latest' or 'delete'")
+        for thread_id in thread_ids:
+            if strategy == "delete":
+                self.delete_thread(thread_id)
+                continue
+            for ns, checkpoints in list(self.storage.get(thread_id, {}).items()):
+                if checkpoints:
+                    latest = max(checkpoints)
+                    self._drop(thread_id, ns, [c for c in checkpoints if c != latest])
+
+    def _drop(self, thread_id: str, ns: str, checkpoint_ids: Iterable[str]) -> None:
+        """Delete checkpoints with their writes, then the blobs no checkpoint references."""
+        checkpoints = self.storage[thread_id][ns]
+        dropped = False
+        for cid in checkpoint_ids:
+            checkpoints.pop(cid, None)
+            self.writes.pop((thread_id, ns, cid), None)
+            dropped = True
+        if not dropped:
+            return
+        live = set()
+        for envelope, _, _ in checkpoints.values():
+            for channel, version in self.serde.loads_typed(envelope)["channel_versions"].items():
+                live.add((channel, version))
+        for key in [
+            k for k in self.blobs if k[0] == thread_id and k[1] == ns and (k[2], k[3]) not in live
+        ]:
+            del self.blobs[key]
+        if not checkpoints:
+            del self.storage[thread_id][ns]
+            if not self.storage[thread_id]:
+                del self.storage[thread_id]
+
+    # --- async twins (same implementation)
+    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        return self.get_tuple(config)
+
+    async def alist(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> AsyncIterator[CheckpointTuple]:
+        for item in self.list(config, filter=filter, before=before, limit=limit):
+            yield item
+
+    async def aput(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        return self.put(config, checkpoint, metadata, new_versions)
+
+    async def aput_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        self.put_writes(config, writes, task_id, task_path)
+
+    async def adelete_thread(self, thread_id: str) -> None:
+        self.delete_thread(thread_id)
+
+    async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
+        self.delete_for_runs(run_ids)
+
+    async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        self.copy_thread(source_thread_id, target_thread_id)
+
+    async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        self.prune(thread_ids, strategy=strategy)
+
+    def get_next_version(self, current: str | int | None, channel: None) -> str:
+        """`f"{n + 1:032}.{random.random():016}"` where n is the integer part of `current`."""
+        if current is None:
+            n = 0
+        elif isinstance(current, int):
+            n = current
+        else:
+            n = int(current.split(".")[0])
+        return f"{n + 1:032}.{random.random():016}"
+
+
+MemorySaver = InMemorySaver  # backwards-compatible alias

@@ -1,0 +1,1 @@
+"""Serializers for checkpoints and writes (`langgraph.checkpoint.serde` compatible)."""

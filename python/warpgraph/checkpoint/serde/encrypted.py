@@ -1,0 +1,77 @@
+"""`EncryptedSerializer`: encrypts another serializer's bytes; type tag `"{type}+{cipher}"`."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from warpgraph.checkpoint.serde.base import CipherProtocol, SerializerProtocol
+from warpgraph.checkpoint.serde.jsonplus import JsonPlusSerializer, SerdeDecodeError
+
+
+class EncryptedSerializer(SerializerProtocol):
+    """Wraps `serde`, encrypting on dump and decrypting on load (plain tags load unencrypted)."""
+
+    def __init__(self, cipher: CipherProtocol, serde: SerializerProtocol | None = None) -> None:
+        self.cipher = cipher
+        self.serde = serde if serde is not None else JsonPlusSerializer()
+
+    def dumps_typed(self, obj: Any) -> tuple[str, bytes]:
+        typ, data = self.serde.dumps_typed(obj)
+        ciphername, ciphertext = self.cipher.encrypt(data)
+        return f"{typ}+{ciphername}", ciphertext
+
+    def loads_typed(self, data: tuple[str, bytes]) -> Any:
+        tag, payload = data
+        if "+" not in tag:
+            return self.serde.loads_typed(data)
+        typ, ciphername = tag.split("+", 1)
+        return self.serde.loads_typed((typ, self.cipher.decrypt(ciphername, payload)))
+
+    @classmethod
+    def from_pycryptodome_aes(
+        cls, serde: SerializerProtocol | None = None, **kwargs: Any
+    ) -> EncryptedSerializer:
+        """AES (EAX by default) via pycryptodome; key from `key=` or env `LANGGRAPH_AES_KEY`.
+
+        Ciphertext layout: nonce(16) + tag(16) + ciphertext, cipher name "aes".
+        """
+        try:
+            from Crypto.Cipher import AES
+        except ImportError:
+            raise ImportError(
+                "Pycryptodome is not installed. Please install it with `pip install pycryptodome`."
+            ) from None
+        if "key" in kwargs:
+            key: bytes = kwargs.pop("key")
+        else:
+            key_str = os.getenv("LANGGRAPH_AES_KEY")
+            if key_str is None:
+                raise ValueError("LANGGRAPH_AES_KEY environment variable is not set.")
+            key = key_str.encode()
+            if len(key) not in (16, 24, 32):
+                raise ValueError("LANGGRAPH_AES_KEY must be 16, 24, or 32 bytes long.")
+        if kwargs.get("mode") is None:
+            kwargs["mode"] = AES.MODE_EAX
+        return cls(_AesCipher(AES, key, kwargs), serde)
+
+
+class _AesCipher(CipherProtocol):
+    def __init__(self, aes: Any, key: bytes, options: dict[str, Any]) -> None:
+        self.aes, self.key, self.options = aes, key, options
+
+    def encrypt(self, plaintext: bytes) -> tuple[str, bytes]:
+        cipher = self.aes.new(self.key, **self.options)
+        ciphertext, tag = cipher.encrypt_and_digest(plaintext)
+        return "aes", cipher.nonce + tag + ciphertext
+
+    def decrypt(self, ciphername: str, ciphertext: bytes) -> bytes:
+        if ciphername != "aes":
+            raise SerdeDecodeError(f"Unsupported cipher: {ciphername}")
+        if len(ciphertext) < 32:
+            raise SerdeDecodeError("AES payload shorter than nonce + tag")
+        cipher = self.aes.new(self.key, **self.options, nonce=ciphertext[:16])
+        try:
+            return cipher.decrypt_and_verify(ciphertext[32:], ciphertext[16:32])
+        except ValueError as exc:
+            raise SerdeDecodeError(f"AES payload failed authentication: {exc}") from exc

@@ -1,0 +1,327 @@
+"""InMemorySaver compared with LangGraph's InMemorySaver on the same operations, plus the
+storage rules warpgraph adds (blob sharing, atomic puts, prune/copy/delete_for_runs)."""
+
+from __future__ import annotations
+
+import random
+import re
+
+import pytest
+from warpgraph.checkpoint.base import (
+    WRITES_IDX_MAP,
+    BaseCheckpointSaver,
+    get_checkpoint_metadata,
+)
+from warpgraph.checkpoint.base.id import uuid6
+from warpgraph.checkpoint.memory import InMemorySaver, MemorySaver
+
+ref_memory = pytest.importorskip("langgraph.checkpoint.memory")
+ref_base = pytest.importorskip("langgraph.checkpoint.base")
+RefSaver = ref_memory.InMemorySaver
+
+
+@__import__("dataclasses").dataclass
+class _P:
+    v: int
+
+
+def _cfg(thread: str = "t", ns: str = "", cid: str | None = None) -> dict:
+    conf = {"thread_id": thread, "checkpoint_ns": ns}
+    if cid:
+        conf["checkpoint_id"] = cid
+    return {"configurable": conf}
+
+
+def _cp(cid: str, values: dict, versions: dict, seen: dict | None = None) -> dict:
+    return {
+        "v": 4,
+        "id": cid,
+        "ts": "2024-01-01T00:00:00+00:00",
+        "channel_values": values,
+        "channel_versions": versions,
+        "versions_seen": seen or {},
+        "updated_channels": sorted(values) or None,
+    }
+
+
+def _script(saver) -> None:
+    """A small history: 3 checkpoints, two namespaces, writes incl. special channels."""
+    ids = [f"1ef0000{i}-0000-6000-8000-000000000000" for i in range(4)]
+    c1 = saver.put(
+        _cfg(),
+        _cp(ids[0], {"a": 1, "b": [1]}, {"a": 1, "b": 1}),
+        {"source": "input", "step": -1, "parents": {}, "run_id": "r1"},
+        {"a": 1, "b": 1},
+    )
+    saver.put_writes(c1, [("a", 2), ("__interrupt__", {"q": 1})], "task1", "path1")
+    saver.put_writes(c1, [("a", 99)], "task1", "path1")  # idempotent
+    saver.put_writes(c1, [("__interrupt__", {"q": 2})], "task1", "path1")  # overwrites
+    saver.put_writes(c1, [("b", [5])], "task0", "path0")
+    c2 = saver.put(
+        c1,
+        _cp(ids[1], {"a": 2, "b": [1]}, {"a": 2, "b": 1}, {"n": {"a": 1}}),
+        {"source": "loop", "step": 0, "parents": {}, "run_id": "r1"},
+        {"a": 2},
+    )
+    saver.put(
+        _cfg(ns="sub:1"),
+        _cp(ids[2], {"x": "s"}, {"x": 1}),
+        {"source": "loop", "step": 0, "parents": {"": ids[1]}},
+        {"x": 1},
+    )
+    saver.put(
+        c2,
+        _cp(ids[3], {"b": [1]}, {"a": 3, "b": 1}),
+        {"source": "loop", "step": 1, "parents": {}, "run_id": "r2", "score": 5},
+        {"a": 3},
+    )
+
+
+def _tuples(saver, config, **kw) -> list:
+    return [tuple(t) for t in saver.list(config, **kw)]
+
+
+def test_storage_bytes_identical_to_reference() -> None:
+    ours, ref = InMemorySaver(), RefSaver()
+    _script(ours)
+    _script(ref)
+    assert {k: dict(v) for k, v in ours.storage.items()} == {
+        k: dict(v) for k, v in ref.storage.items()
+    }
+    assert dict(ours.writes) == dict(ref.writes)
+    assert dict(ours.blobs) == dict(ref.blobs)
+
+
+@pytest.mark.parametrize(
+    "config,kw",
+    [
+        (_cfg(), {}),
+        (None, {}),
+        ({"configurable": {"thread_id": "t"}}, {}),
+        (_cfg(ns="sub:1"), {}),
+        (_cfg(), {"limit": 1}),
+        (_cfg(), {"before": _cfg(cid="1ef00003-0000-6000-8000-000000000000")}),
+        (_cfg(), {"filter": {"run_id": "r1"}}),
+        (_cfg(), {"filter": {"score": 5, "step": 1}}),
+        (_cfg(), {"filter": {"source": "nope"}}),
+        (_cfg(cid="1ef00001-0000-6000-8000-000000000000"), {}),
+    ],
+)
+def test_list_matches_reference(config, kw) -> None:
+    ours, ref = InMemorySaver(), RefSaver()
+    _script(ours)
+    _script(ref)
+    assert _tuples(ours, config, **kw) == _tuples(ref, config, **kw)
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        _cfg(),
+        _cfg(cid="1ef00000-0000-6000-8000-000000000000"),
+        _cfg(ns="sub:1"),
+        _cfg(thread="missing"),
+        _cfg(cid="nope"),
+    ],
+)
+def test_get_tuple_matches_reference(config) -> None:
+    ours, ref = InMemorySaver(), RefSaver()
+    _script(ours)
+    _script(ref)
+    got, exp = ours.get_tuple(config), ref.get_tuple(config)
+    assert (got and tuple(got)) == (exp and tuple(exp))
+    assert ours.get(config) == ref.get(config)
+
+
+async def test_async_twins_match_sync() -> None:
+    saver = InMemorySaver()
+    _script(saver)
+    assert tuple(await saver.aget_tuple(_cfg())) == tuple(saver.get_tuple(_cfg()))
+    assert [tuple(t) async for t in saver.alist(_cfg(), limit=2)] == _tuples(saver, _cfg(), limit=2)
+
+
+def test_unchanged_channel_is_stored_once() -> None:
+    saver = InMemorySaver()
+    _script(saver)
+    b_blobs = [k for k in saver.blobs if k[2] == "b"]
+    assert b_blobs == [("t", "", "b", 1)]  # b never changed version: one blob for 3 checkpoints
+    latest = saver.get_tuple(_cfg())
+    assert latest.checkpoint["channel_values"] == {"b": [1]}  # a=3 had no value -> "empty"
+
+
+def test_put_unserializable_names_channel_and_stores_nothing() -> None:
+    saver = InMemorySaver()
+
+    class Opaque:
+        pass
+
+    cp = _cp("1", {"ok": 1, "bad": Opaque()}, {"ok": 1, "bad": 1})
+    with pytest.raises(TypeError, match=r"channel 'bad'.*Opaque"):
+        saver.put(_cfg(), cp, {}, {"ok": 1, "bad": 1})
+    assert not saver.blobs and not any(saver.storage.values())
+    with pytest.raises(TypeError, match=r"channel 'w'.*Opaque"):
+        saver.put_writes(_cfg(cid="1"), [("fine", 1), ("w", Opaque())], "task")
+    assert not saver.writes
+
+
+def test_writes_idx_and_overwrite_rules() -> None:
+    saver = InMemorySaver()
+    _script(saver)
+    stored = saver.writes[("t", "", "1ef00000-0000-6000-8000-000000000000")]
+    assert stored[("task1", 0)][1:3] == ("a", saver.serde.dumps_typed(2))
+    assert stored[("task1", WRITES_IDX_MAP["__interrupt__"])][2] == saver.serde.dumps_typed(
+        {"q": 2}
+    )
+    pending = saver.get_tuple(_cfg(cid="1ef00000-0000-6000-8000-000000000000")).pending_writes
+    # sorted by (task_path, task_id, idx)
+    assert pending == [("task0", "b", [5]), ("task1", "__interrupt__", {"q": 2}), ("task1", "a", 2)]
+
+
+def test_get_next_version_same_strings_as_reference() -> None:
+    ours, ref = InMemorySaver(), RefSaver()
+    for current in (None, 1, 7, "00000000000000000000000000000041.0.123"):
+        random.seed(1234)
+        a = ours.get_next_version(current, None)
+        random.seed(1234)
+        assert a == ref.get_next_version(current, None)
+    assert re.fullmatch(r"0{31}1\..{16,}", ours.get_next_version(None, None))
+
+
+def test_delete_for_runs_collects_unreferenced_blobs() -> None:
+    saver = InMemorySaver()
+    _script(saver)
+    saver.delete_for_runs(["r1"])
+    ids = [t.checkpoint["id"] for t in saver.list(_cfg(ns=""))]
+    assert ids == ["1ef00003-0000-6000-8000-000000000000"]
+    # a@1, a@2 belonged only to deleted checkpoints; b@1 and a@3 are still referenced
+    assert sorted(k[2:] for k in saver.blobs if k[1] == "") == [("a", 3), ("b", 1)]
+    assert not any(
+        k[2] != "1ef00003-0000-6000-8000-000000000000" for k in saver.writes if k[1] == ""
+    )
+    assert saver.get_tuple(_cfg()).checkpoint["channel_values"] == {"b": [1]}
+
+
+def test_prune_keep_latest_keeps_pending_writes_and_needed_blobs() -> None:
+    saver = InMemorySaver()
+    _script(saver)
+    latest = "1ef00003-0000-6000-8000-000000000000"
+    saver.put_writes(_cfg(cid=latest), [("__interrupt__", {"q": "resume me"})], "t9")
+    saver.prune(["t"], strategy="keep_latest")
+    assert [t.checkpoint["id"] for t in saver.list(_cfg())] == [latest]
+    assert len(list(saver.list(_cfg(ns="sub:1")))) == 1
+    tup = saver.get_tuple(_cfg())
+    assert tup.pending_writes == [("t9", "__interrupt__", {"q": "resume me"})]
+    assert tup.checkpoint["channel_values"] == {"b": [1]}
+    assert sorted(k[2:] for k in saver.blobs if k[1] == "") == [("a", 3), ("b", 1)]
+    with pytest.raises(ValueError, match="Unknown prune strategy"):
+        saver.prune(["t"], strategy="bogus")
+    saver.prune(["t"], strategy="delete")
+    assert saver.get_tuple(_cfg()) is None and not saver.blobs
+
+
+def test_copy_thread_is_independent_of_source() -> None:
+    saver = InMemorySaver()
+    _script(saver)
+    saver.copy_thread("t", "u")
+    src = [(t.checkpoint, t.metadata, t.pending_writes) for t in saver.list(_cfg("t"))]
+    dst = [(t.checkpoint, t.metadata, t.pending_writes) for t in saver.list(_cfg("u"))]
+    assert src == dst
+    saver.delete_thread("t")
+    assert saver.get_tuple(_cfg("t")) is None
+    assert len(list(saver.list(_cfg("u", ns="sub:1")))) == 1
+
+
+def test_saved_checkpoint_is_not_mutated_and_returned_objects_are_fresh() -> None:
+    saver = InMemorySaver()
+    cp = _cp("1", {"a": [1]}, {"a": 1})
+    saver.put(_cfg(), cp, {}, {"a": 1})
+    cp["channel_values"]["a"].append(2)
+    got = saver.get_tuple(_cfg()).checkpoint
+    assert got["channel_values"] == {"a": [1]}
+    got["channel_values"]["a"].append(3)
+    assert saver.get_tuple(_cfg()).checkpoint["channel_values"] == {"a": [1]}
+
+
+def test_metadata_merge_matches_reference() -> None:
+    config = {
+        "configurable": {
+            "thread_id": "t",
+            "user": "u\u0000x",
+            "__secret": 1,
+            "n": 2.5,
+            "obj": object(),
+            "langgraph_step": 3,
+        },
+        "metadata": {"tag": "v", "source": "ignored"},
+    }
+    md = {"source": "loop", "step": 1, "note": "a\u0000b"}
+    assert get_checkpoint_metadata(config, md) == ref_base.get_checkpoint_metadata(config, md)
+
+
+def test_base_class_contract() -> None:
+    class Minimal(BaseCheckpointSaver):
+        def get_tuple(self, config):
+            return None
+
+    saver = Minimal()
+    assert saver.get(_cfg()) is None
+    assert saver.get_next_version(None, None) == 1
+    assert saver.get_next_version(4, None) == 5
+    with pytest.raises(NotImplementedError):
+        saver.get_next_version("1.0", None)
+    for name, args in [
+        ("delete_for_runs", ([],)),
+        ("copy_thread", ("a", "b")),
+        ("prune", ([],)),
+        ("put_writes", (_cfg(), [], "t")),
+    ]:
+        with pytest.raises(NotImplementedError):
+            getattr(saver, name)(*args)
+    assert saver.config_specs == []
+    assert MemorySaver is InMemorySaver
+    # LangGraph's savers are accepted wherever a warpgraph saver is expected.
+    assert isinstance(RefSaver(), BaseCheckpointSaver)
+    assert not isinstance(object(), BaseCheckpointSaver)
+
+
+def test_with_allowlist_clones_with_extended_serde() -> None:
+    saver = InMemorySaver()
+    clone = saver.with_allowlist([("some.mod", "Thing")])
+    assert clone is not saver and clone.storage is saver.storage
+    assert clone.serde is not saver.serde
+
+
+def test_uuid6_layout_matches_reference() -> None:
+    from langgraph.checkpoint.base.id import uuid6 as ref_uuid6
+
+    for seq in (-2, -1, 0, 1, 16383, 16384):
+        ours, ref = uuid6(clock_seq=seq), ref_uuid6(clock_seq=seq)
+        assert ours.version == ref.version == 6
+        assert ours.clock_seq == ref.clock_seq
+        assert str(ours)[14] == str(ref)[14] == "6"
+        assert str(ours)[19:23] == str(ref)[19:23]  # variant + 14-bit clock_seq
+    ids = [str(uuid6(clock_seq=0)) for _ in range(200)]
+    assert ids == sorted(ids) and len(set(ids)) == 200
+
+
+class _Rot:
+    def encrypt(self, plaintext: bytes) -> tuple[str, bytes]:
+        return "rot", bytes((b + 1) % 256 for b in plaintext)
+
+    def decrypt(self, ciphername: str, ciphertext: bytes) -> bytes:
+        return bytes((b - 1) % 256 for b in ciphertext)
+
+
+def test_with_allowlist_through_encrypted_serializer() -> None:
+    import dataclasses
+
+    from warpgraph.checkpoint.serde.encrypted import EncryptedSerializer
+
+    saver = InMemorySaver(serde=EncryptedSerializer(_Rot()))
+    saver.put(_cfg(), _cp("1", {"p": _P(1)}, {"p": 1}), {}, {"p": 1})
+    assert saver.blobs[("t", "", "p", 1)][0] == "msgpack+rot"
+    assert saver.get_tuple(_cfg()).checkpoint["channel_values"] == {"p": {"v": 1}}
+    clone = saver.with_allowlist([_P])
+    assert isinstance(clone.serde, EncryptedSerializer)
+    assert clone.get_tuple(_cfg()).checkpoint["channel_values"] == {"p": _P(1)}
+    assert dataclasses.is_dataclass(_P)
