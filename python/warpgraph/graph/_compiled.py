@@ -1,0 +1,112 @@
+"""CompiledStateGraph: the Pregel a StateGraph compiles into."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from warpgraph.pregel.main import Pregel
+
+__all__ = ("CompiledStateGraph",)
+
+
+class CompiledStateGraph(Pregel):
+    """An executable StateGraph; `.builder` is the StateGraph it was compiled from."""
+
+    def __init__(
+        self,
+        *,
+        builder: Any,
+        schema_to_mapper: dict[Any, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.builder = builder
+        self.schema_to_mapper = schema_to_mapper if schema_to_mapper is not None else {}
+        self._output_mapper: Any = None
+        self._state_mapper: Any = None
+
+    def get_input_jsonschema(self, config: Any = None) -> dict[str, Any]:
+        """JSON schema of the graph input (needs pydantic)."""
+        return _json_schema(self.builder, self.builder.input_schema, self._schema_name("Input"))
+
+    def get_output_jsonschema(self, config: Any = None) -> dict[str, Any]:
+        """JSON schema of the graph output (needs pydantic)."""
+        return _json_schema(self.builder, self.builder.output_schema, self._schema_name("Output"))
+
+    def _schema_name(self, suffix: str) -> str:
+        get_name = getattr(self, "get_name", None)
+        if callable(get_name):
+            return get_name(suffix)
+        return f"{getattr(self, 'name', 'LangGraph')}{suffix}"
+
+
+def _json_schema(builder: Any, typ: Any, name: str) -> dict[str, Any]:
+    from inspect import isclass
+
+    from pydantic import BaseModel, RootModel, TypeAdapter, create_model
+    from typing_extensions import is_typeddict
+
+    from warpgraph.channels.base import BaseChannel
+
+    if isclass(typ) and issubclass(typ, BaseModel):
+        return typ.model_json_schema()
+    if is_typeddict(typ):
+        return TypeAdapter(typ).json_schema()
+    keys = list(builder.schemas[typ])
+    channels = builder.channels
+    if keys == ["__root__"]:
+        root_type = channels["__root__"].UpdateType
+        model = create_model(name, __base__=RootModel[root_type], root=(root_type, None))
+        return model.model_json_schema()
+    fields = {
+        k: (channels[k].UpdateType, _field_default(k, channels[k].UpdateType, typ))
+        for k in keys
+        if k in channels and isinstance(channels[k], BaseChannel)
+    }
+    return create_model(name, **fields).model_json_schema()  # type: ignore[call-overload]
+
+
+def _field_default(name: str, annotation: Any, schema: Any) -> Any:
+    """The JSON-schema default of a state key: `...` (required), None or the declared default."""
+    import dataclasses
+    import types
+    from typing import Annotated, Union, get_args, get_origin
+
+    from typing_extensions import NotRequired, Required
+
+    def required(tp: Any) -> bool | None:
+        origin = get_origin(tp)
+        if origin is Required:
+            return True
+        if origin is NotRequired:
+            return False
+        if origin is Annotated or getattr(origin, "__args__", None):
+            return required(tp.__args__[0])
+        return None
+
+    def optional(tp: Any) -> bool:
+        if isinstance(tp, types.UnionType) or get_origin(tp) is Union:
+            return any(a is type(None) or optional(a) for a in get_args(tp))
+        if get_origin(tp) is Annotated:
+            return optional(get_args(tp)[0])
+        if hasattr(tp, "__origin__") and hasattr(tp, "__args__"):
+            return get_origin(tp) is None
+        bound = getattr(tp, "__bound__", None)
+        if bound is not None:
+            return optional(bound)
+        return tp is None
+
+    req = required(annotation)
+    if name in getattr(schema, "__optional_keys__", ()):
+        return ... if req else None
+    if req is not None:
+        return ... if req else None
+    if dataclasses.is_dataclass(schema):
+        for f in dataclasses.fields(schema):
+            if f.name != name:
+                continue
+            if f.default is not dataclasses.MISSING and f.default is not ...:
+                return f.default
+            if f.default_factory is not dataclasses.MISSING:
+                return f.default_factory()
+    return None if optional(annotation) else ...

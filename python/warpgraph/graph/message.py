@@ -1,0 +1,222 @@
+"""`add_messages` reducer and `MessagesState`.
+
+With langchain-core installed, messages are coerced to langchain message objects exactly
+like LangGraph does. Without it, dict messages are kept as dicts (`{"role"|"type",
+"content", "id"}`); strings and `(role, content)` tuples become such dicts, and a dict with
+`"type": "remove"` (or `"role": "remove"`) plays the part of `RemoveMessage`.
+langchain-core is imported lazily, on the first call (never at import), so `MessagesState`
+annotates `list[Any]` where LangGraph has `list[AnyMessage]`.
+"""
+
+from __future__ import annotations
+
+import uuid
+import warnings
+from collections.abc import Callable
+from functools import partial
+from typing import Annotated, Any, Literal
+
+from typing_extensions import TypedDict
+
+from warpgraph.graph.state import StateGraph
+
+__all__ = ("REMOVE_ALL_MESSAGES", "MessageGraph", "MessagesState", "add_messages")
+
+REMOVE_ALL_MESSAGES = "__remove_all__"
+
+Messages = Any
+
+_lc: Any = None  # the langchain_core.messages module, False when not installed
+
+
+def _langchain() -> Any:
+    """langchain_core.messages, or None when langchain-core is not installed."""
+    global _lc
+    if _lc is None:
+        try:
+            import langchain_core.messages as lc
+        except ImportError:
+            lc = False
+        _lc = lc
+    return _lc or None
+
+
+def _with_both(func: Callable[..., Messages]) -> Callable[..., Any]:
+    def add_messages(left: Messages = None, right: Messages = None, **kwargs: Any) -> Any:
+        if left is not None and right is not None:
+            return func(left, right, **kwargs)
+        if left is not None or right is not None:
+            raise ValueError(
+                "Must specify non-null arguments for both 'left' and 'right'. Only "
+                f"received: '{'left' if left else 'right'}'."
+            )
+        return partial(func, **kwargs)
+
+    add_messages.__doc__ = func.__doc__
+    add_messages.__name__ = func.__name__
+    add_messages.__qualname__ = func.__qualname__
+    return add_messages
+
+
+# ---------------------------------------------------------------- langchain messages
+
+
+def _lc_coerce(lc: Any, messages: list) -> list:
+    plain = lc.BaseMessage
+    chunk = lc.BaseMessageChunk
+    if all(issubclass(t, plain) and not issubclass(t, chunk) for t in set(map(type, messages))):
+        return messages
+    return [lc.message_chunk_to_message(m) for m in lc.convert_to_messages(messages)]
+
+
+class _LcOps:
+    """Message access for langchain message objects."""
+
+    def __init__(self, lc: Any) -> None:
+        self.lc = lc
+
+    def coerce(self, messages: list) -> list:
+        return _lc_coerce(self.lc, messages)
+
+    @staticmethod
+    def get_id(m: Any) -> Any:
+        return m.id
+
+    @staticmethod
+    def with_id(m: Any) -> Any:
+        if m.id is None:
+            m.id = str(uuid.uuid4())
+        return m
+
+    def is_remove(self, m: Any) -> bool:
+        return isinstance(m, self.lc.RemoveMessage)
+
+
+# ---------------------------------------------------------------- dict messages
+
+
+def _dict_message(m: Any) -> dict:
+    if isinstance(m, dict):
+        return m
+    if isinstance(m, str):
+        return {"role": "user", "content": m}
+    if isinstance(m, (list, tuple)) and len(m) == 2 and isinstance(m[0], str):
+        return {"role": m[0], "content": m[1]}
+    raise NotImplementedError(
+        f"Unsupported message type: {type(m).__name__}. Without langchain-core installed, "
+        "messages must be dicts, strings or (role, content) tuples."
+    )
+
+
+class _DictOps:
+    """Message access for plain dict messages (no langchain-core)."""
+
+    @staticmethod
+    def coerce(messages: list) -> list:
+        return [_dict_message(m) for m in messages]
+
+    @staticmethod
+    def get_id(m: dict) -> Any:
+        return m.get("id")
+
+    @staticmethod
+    def with_id(m: dict) -> dict:
+        if m.get("id") is None:
+            return {**m, "id": str(uuid.uuid4())}
+        return m
+
+    @staticmethod
+    def is_remove(m: dict) -> bool:
+        return m.get("type") == "remove" or m.get("role") == "remove"
+
+
+def _merge(ops: Any, left: list, right: list) -> list:
+    left = [ops.with_id(m) for m in ops.coerce(left)]
+    right = [ops.with_id(m) for m in ops.coerce(right)]
+    remove_all = None
+    for idx, m in enumerate(right):
+        if ops.is_remove(m) and ops.get_id(m) == REMOVE_ALL_MESSAGES:
+            remove_all = idx
+    if remove_all is not None:
+        return right[remove_all + 1 :]
+    merged = list(left)
+    index = {ops.get_id(m): i for i, m in enumerate(merged)}
+    removed: set[Any] = set()
+    for m in right:
+        mid = ops.get_id(m)
+        existing = index.get(mid)
+        if existing is not None:
+            if ops.is_remove(m):
+                removed.add(mid)
+            else:
+                removed.discard(mid)
+                merged[existing] = m
+        else:
+            if ops.is_remove(m):
+                raise ValueError(
+                    f"Attempting to delete a message with an ID that doesn't exist ('{mid}')"
+                )
+            index[mid] = len(merged)
+            merged.append(m)
+    if removed:
+        merged = [m for m in merged if ops.get_id(m) not in removed]
+    return merged
+
+
+@_with_both
+def add_messages(
+    left: Messages,
+    right: Messages,
+    *,
+    format: Literal["langchain-openai"] | None = None,
+) -> Messages:
+    """Merge two lists of messages, replacing messages of `left` that share an id.
+
+    Messages without an id get a uuid4; a remove message deletes the message with its id;
+    a remove message with id REMOVE_ALL_MESSAGES drops everything before it.
+    `add_messages(format="langchain-openai")` returns a configured reducer.
+    """
+    if not isinstance(left, list):
+        left = [left]
+    if not isinstance(right, list):
+        right = [right]
+    lc = _langchain()
+    merged = _merge(_LcOps(lc) if lc is not None else _DictOps, left, right)
+    if format == "langchain-openai":
+        return _format_messages(merged)
+    if format:
+        raise ValueError(f"Unrecognized {format=}. Expected one of 'langchain-openai', None.")
+    return merged
+
+
+def _format_messages(messages: list) -> list:
+    lc = _langchain()
+    convert = getattr(lc, "convert_to_openai_messages", None) if lc is not None else None
+    if convert is None:
+        warnings.warn(
+            "Must have langchain-core>=0.3.11 installed to use automatic message "
+            "formatting (format='langchain-openai'). Please update your langchain-core "
+            "version or remove the 'format' flag. Returning un-formatted "
+            "messages."
+        )
+        return list(messages)
+    return lc.convert_to_messages(convert(messages))
+
+
+class MessagesState(TypedDict):
+    """A state with one `messages` key merged by `add_messages`."""
+
+    messages: Annotated[list[Any], add_messages]
+
+
+class MessageGraph(StateGraph):
+    """Deprecated: a StateGraph whose whole state is a list of messages."""
+
+    def __init__(self) -> None:
+        warnings.warn(
+            "MessageGraph is deprecated in LangGraph v1.0.0, to be removed in v2.0.0. "
+            "Please use StateGraph with a `messages` key instead.",
+            category=DeprecationWarning,
+            stacklevel=2,
+        )
+        super().__init__(Annotated[list[Any], add_messages])

@@ -1,0 +1,419 @@
+"""StateGraph: a builder of graphs whose nodes read and write a shared state."""
+
+from __future__ import annotations
+
+import logging
+import typing
+import warnings
+from collections import defaultdict
+from collections.abc import Callable, Hashable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from warpgraph._internal._constants import NS_END, NS_SEP
+from warpgraph._internal._typing import MISSING
+from warpgraph.channels.base import BaseChannel
+from warpgraph.channels.last_value import LastValue
+from warpgraph.constants import END, START
+from warpgraph.graph._branch import BranchSpec, branch_name
+from warpgraph.graph._node import StateNodeSpec, infer_node_hints, node_name, plain_name
+from warpgraph.graph._schema import get_channels
+
+if TYPE_CHECKING:
+    from warpgraph.graph._compiled import CompiledStateGraph
+
+__all__ = ("CompiledStateGraph", "StateGraph")
+
+logger = logging.getLogger(__name__)
+
+
+def __getattr__(name: str) -> Any:
+    # CompiledStateGraph needs the Pregel runtime; load it only when asked for
+    if name == "CompiledStateGraph":
+        from warpgraph.graph._compiled import CompiledStateGraph
+
+        return CompiledStateGraph
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _coerce_to_runnable(thing: Any, name: str | None, trace: bool) -> Any:
+    from warpgraph._internal._runnable import coerce_to_runnable
+
+    try:
+        return coerce_to_runnable(thing, name=name, trace=trace)
+    except TypeError as exc:
+        if "trace" not in str(exc):
+            raise
+        return coerce_to_runnable(thing, name=name)
+
+
+def _coerce_timeout(value: Any) -> Any:
+    from warpgraph.types import TimeoutPolicy
+
+    return TimeoutPolicy.coerce(value)
+
+
+def _warn_invalid_state_schema(schema: Any) -> None:
+    if isinstance(schema, type) or typing.get_args(schema):
+        return
+    warnings.warn(
+        f"Invalid state_schema: {schema}. Expected a type or Annotated[type, reducer]. "
+        "Please provide a valid schema to ensure correct updates.\n"
+        " See: https://langchain-ai.github.io/langgraph/reference/graphs/#stategraph"
+    )
+
+
+def _deprecated_kwarg(kwargs: dict[str, Any], old: str, new: str) -> Any:
+    value = kwargs.pop(old, MISSING)
+    if value is not MISSING:
+        warnings.warn(
+            f"`{old}` is deprecated and will be removed. Please use `{new}` instead.",
+            category=DeprecationWarning,
+            stacklevel=3,
+        )
+    return value
+
+
+def _reject_unknown(kwargs: dict[str, Any], where: str) -> None:
+    if kwargs:
+        names = ", ".join(sorted(kwargs))
+        raise TypeError(f"{where}() got unexpected keyword argument(s): {names}")
+
+
+class StateGraph:
+    """A graph whose nodes communicate by reading and writing a shared state.
+
+    Each node maps `State -> Partial<State>`; a state key annotated with a reducer
+    (`Annotated[list, operator.add]`) aggregates the updates of several nodes.
+    Call `.compile()` to get an executable graph.
+    """
+
+    def __init__(
+        self,
+        state_schema: Any,
+        context_schema: Any | None = None,
+        *,
+        input_schema: Any | None = None,
+        output_schema: Any | None = None,
+        **kwargs: Any,
+    ) -> None:
+        config_schema = _deprecated_kwarg(kwargs, "config_schema", "context_schema")
+        if config_schema is not MISSING and context_schema is None:
+            context_schema = config_schema
+        input_ = _deprecated_kwarg(kwargs, "input", "input_schema")
+        if input_ is not MISSING and input_schema is None:
+            input_schema = input_
+        output = _deprecated_kwarg(kwargs, "output", "output_schema")
+        if output is not MISSING and output_schema is None:
+            output_schema = output
+        _reject_unknown(kwargs, "StateGraph")
+
+        self.nodes: dict[str, StateNodeSpec] = {}
+        self.edges: set[tuple[str, str]] = set()
+        self.branches: defaultdict[str, dict[str, BranchSpec]] = defaultdict(dict)
+        self.schemas: dict[Any, dict[str, Any]] = {}
+        self.channels: dict[str, BaseChannel] = {}
+        self.managed: dict[str, Any] = {}
+        self.compiled = False
+        self.waiting_edges: set[tuple[tuple[str, ...], str]] = set()
+        self._node_defaults: dict[str, Any] = {}
+
+        self.state_schema = state_schema
+        self.input_schema = input_schema or state_schema
+        self.output_schema = output_schema or state_schema
+        self.context_schema = context_schema
+
+        self._add_schema(self.state_schema)
+        self._add_schema(self.input_schema, allow_managed=False)
+        self._add_schema(self.output_schema, allow_managed=False)
+
+    def set_node_defaults(
+        self,
+        *,
+        retry_policy: Any = None,
+        cache_policy: Any = None,
+        error_handler: Any = None,
+        timeout: Any = None,
+    ) -> StateGraph:
+        """Defaults applied at compile() to nodes that do not set their own policy."""
+        if error_handler is not None:
+            raise NotImplementedError(
+                "set_node_defaults(error_handler=...) is not supported by warpgraph"
+            )
+        if retry_policy is not None:
+            self._node_defaults["retry_policy"] = retry_policy
+        if cache_policy is not None:
+            self._node_defaults["cache_policy"] = cache_policy
+        if timeout is not None:
+            self._node_defaults["timeout"] = _coerce_timeout(timeout)
+        return self
+
+    def _apply_node_defaults(self) -> None:
+        for spec in self.nodes.values():
+            for attr, value in self._node_defaults.items():
+                if getattr(spec, attr) is None:
+                    setattr(spec, attr, value)
+
+    @property
+    def _all_edges(self) -> set[tuple[str, str]]:
+        return self.edges | {(s, end) for starts, end in self.waiting_edges for s in starts}
+
+    def _add_schema(self, schema: Any, /, allow_managed: bool = True) -> None:
+        if schema in self.schemas:
+            return
+        _warn_invalid_state_schema(schema)
+        channels, managed, _ = get_channels(schema)
+        if managed and not allow_managed:
+            names = ", ".join(managed)
+            schema_name = getattr(schema, "__name__", "")
+            raise ValueError(
+                f"Invalid managed channels detected in {schema_name}: {names}."
+                " Managed channels are not permitted in Input/Output schema."
+            )
+        self.schemas[schema] = {**channels, **managed}
+        for key, channel in channels.items():
+            if key not in self.channels:
+                self.channels[key] = channel
+            elif self.channels[key] != channel and not isinstance(channel, LastValue):
+                raise ValueError(f"Channel '{key}' already exists with a different type")
+        for key, spec in managed.items():
+            if key not in self.managed:
+                self.managed[key] = spec
+            elif self.managed[key] != spec:
+                raise ValueError(f"Managed value '{key}' already exists with a different type")
+
+    def _warn_if_compiled(self, what: str) -> None:
+        if self.compiled:
+            logger.warning(
+                f"Adding {what} to a graph that has already been compiled. This will "
+                "not be reflected in the compiled graph."
+            )
+
+    def add_node(
+        self,
+        node: Any,
+        action: Any = None,
+        *,
+        defer: bool = False,
+        metadata: dict[str, Any] | None = None,
+        input_schema: Any | None = None,
+        retry_policy: Any = None,
+        cache_policy: Any = None,
+        destinations: dict[str, str] | tuple[str, ...] | None = None,
+        timeout: Any = None,
+        trace_policy: Any = None,
+        error_handler: Any = None,
+        **kwargs: Any,
+    ) -> StateGraph:
+        """Add a node; `node` is its name (then `action` is the callable) or the callable."""
+        if error_handler is not None:
+            raise NotImplementedError("add_node(error_handler=...) is not supported by warpgraph")
+        retry = _deprecated_kwarg(kwargs, "retry", "retry_policy")
+        if retry is not MISSING and retry_policy is None:
+            retry_policy = retry
+        input_ = _deprecated_kwarg(kwargs, "input", "input_schema")
+        if input_ is not MISSING and input_schema is None:
+            input_schema = input_
+        _reject_unknown(kwargs, "add_node")
+        if not isinstance(node, str):
+            action = node
+            node = node_name(action)
+        self._warn_if_compiled("a node")
+        if action is None:
+            raise RuntimeError(f"Node `{node}` was added without an action")
+        if node in self.nodes:
+            raise ValueError(f"Node `{node}` already present.")
+        if node == END or node == START:
+            raise ValueError(f"Node `{node}` is reserved.")
+        for character in (NS_SEP, NS_END):
+            if character in node:
+                raise ValueError(
+                    f"'{character}' is a reserved character and is not allowed in the node names."
+                )
+        inferred, ends = infer_node_hints(action, want_input=input_schema is None)
+        if destinations is not None:
+            ends = destinations  # type: ignore[assignment]
+        schema = input_schema or inferred
+        self.nodes[node] = StateNodeSpec(
+            runnable=_coerce_to_runnable(action, name=node, trace=False),
+            metadata=metadata,
+            input_schema=schema or self.state_schema,
+            retry_policy=retry_policy,
+            cache_policy=cache_policy,
+            ends=ends,
+            defer=defer,
+            timeout=_coerce_timeout(timeout),
+            trace_policy=trace_policy,
+        )
+        if schema is not None:
+            self._add_schema(schema)
+        return self
+
+    def add_edge(self, start_key: str | list[str], end_key: str) -> StateGraph:
+        """Edge start -> end; a list of starts waits for all of them (a join)."""
+        self._warn_if_compiled("an edge")
+        if isinstance(start_key, str):
+            if start_key == END:
+                raise ValueError("END cannot be a start node")
+            if end_key == START:
+                raise ValueError("START cannot be an end node")
+            self.edges.add((start_key, end_key))
+            return self
+        for start in start_key:
+            if start == END:
+                raise ValueError("END cannot be a start node")
+            if start not in self.nodes:
+                raise ValueError(f"Need to add_node `{start}` first")
+        if end_key == START:
+            raise ValueError("START cannot be an end node")
+        if end_key != END and end_key not in self.nodes:
+            raise ValueError(f"Need to add_node `{end_key}` first")
+        key = (tuple(start_key), end_key)
+        self.waiting_edges.add(key)
+        return self
+
+    def add_conditional_edges(
+        self,
+        source: str,
+        path: Callable[..., Any] | Any,
+        path_map: dict[Hashable, str] | list[str] | None = None,
+    ) -> StateGraph:
+        """After `source`, call `path` on the state; it returns node name(s) or Send(s)."""
+        self._warn_if_compiled("an edge")
+        raw_name = branch_name(path)
+        name = raw_name or "condition"
+        if name in self.branches[source]:
+            raise ValueError(f"Branch with name `{raw_name}` already exists for node `{source}`")
+        runnable = _coerce_to_runnable(path, name=None, trace=True)
+        spec = BranchSpec.from_path(runnable, path_map, True, source=path)
+        self.branches[source][name] = spec
+        if spec.input_schema is not None:
+            self._add_schema(spec.input_schema)
+        return self
+
+    def add_sequence(self, nodes: Sequence[Any]) -> StateGraph:
+        """Add nodes (callables or `(name, callable)`) chained by edges in order."""
+        if len(nodes) < 1:
+            raise ValueError("Sequence requires at least one node.")
+        previous: str | None = None
+        for item in nodes:
+            if isinstance(item, tuple) and len(item) == 2:
+                name, item = item
+            else:
+                name = plain_name(item)
+            if name in self.nodes:
+                raise ValueError(
+                    f"Node names must be unique: node with the name '{name}' already exists. "
+                    "If you need to use two different runnables/callables with the same name "
+                    "(for example, using `lambda`), please provide them as tuples (name, "
+                    "runnable/callable)."
+                )
+            self.add_node(name, item)
+            if previous is not None:
+                self.add_edge(previous, name)
+            previous = name
+        return self
+
+    def set_entry_point(self, key: str) -> StateGraph:
+        """Same as `add_edge(START, key)`."""
+        return self.add_edge(START, key)
+
+    def set_conditional_entry_point(
+        self, path: Callable[..., Any] | Any, path_map: dict | list[str] | None = None
+    ) -> StateGraph:
+        """Same as `add_conditional_edges(START, path, path_map)`."""
+        return self.add_conditional_edges(START, path, path_map)
+
+    def set_finish_point(self, key: str) -> StateGraph:
+        """Same as `add_edge(key, END)`."""
+        return self.add_edge(key, END)
+
+    def validate(self, interrupt: Sequence[str] | None = None) -> StateGraph:
+        """Check edges, branches and interrupt nodes; raise ValueError naming the problem."""
+        sources = {src for src, _ in self._all_edges} | set(self.branches)
+        sources |= {name for name, spec in self.nodes.items() if spec.ends}
+        for source in sources:
+            if source not in self.nodes and source != START:
+                raise ValueError(f"Found edge starting at unknown node '{source}'")
+        if START not in sources:
+            raise ValueError(
+                "Graph must have an entrypoint: add at least one edge from START to another node"
+            )
+        targets = {end for _, end in self._all_edges}
+        for start, branches in self.branches.items():
+            for cond, branch in branches.items():
+                if branch.ends is None:
+                    targets.add(END)
+                    targets.update(n for n in self.nodes if n != start)
+                    continue
+                for end in branch.ends.values():
+                    if end not in self.nodes and end != END:
+                        raise ValueError(
+                            f"At '{start}' node, '{cond}' branch found unknown target '{end}'"
+                        )
+                    targets.add(end)
+        for spec in self.nodes.values():
+            if spec.ends:
+                targets.update(spec.ends)
+        for target in targets:
+            if target not in self.nodes and target != END:
+                raise ValueError(f"Found edge ending at unknown node `{target}`")
+        for node in interrupt or ():
+            if node not in self.nodes:
+                raise ValueError(f"Interrupt node `{node}` not found")
+        self.compiled = True
+        return self
+
+    def _serde_allowlist(self) -> set[tuple[str, ...]]:
+        """`(module, name)` of the user types the state can hold (decoded from checkpoints)."""
+        from warpgraph.checkpoint.serde.allowlist import collect_allowlist
+
+        schemas = [self.state_schema, self.input_schema, self.output_schema, self.context_schema]
+        schemas += [spec.input_schema for spec in self.nodes.values()]
+        schemas += [b.input_schema for bs in self.branches.values() for b in bs.values()]
+        found = collect_allowlist(schemas=schemas, channels=self.channels)
+        return {(cls.__module__, cls.__name__) for cls in found}
+
+    def _with_allowlist(self, checkpointer: Any) -> Any:
+        if checkpointer in (None, True, False) or not hasattr(checkpointer, "with_allowlist"):
+            return checkpointer
+        allowlist = self._serde_allowlist()
+        return checkpointer.with_allowlist(allowlist) if allowlist else checkpointer
+
+    def compile(
+        self,
+        checkpointer: Any = None,
+        *,
+        cache: Any = None,
+        store: Any = None,
+        interrupt_before: Any = None,
+        interrupt_after: Any = None,
+        debug: bool = False,
+        name: str | None = None,
+        transformers: Any = None,
+    ) -> CompiledStateGraph:
+        """Validate and compile into an executable `CompiledStateGraph` (a Pregel)."""
+        if transformers:
+            raise NotImplementedError("compile(transformers=...) is not supported by warpgraph")
+        from warpgraph.graph._compile import compile_graph
+        from warpgraph.types import ensure_valid_checkpointer
+
+        checkpointer = ensure_valid_checkpointer(checkpointer)
+        interrupt_before = interrupt_before or []
+        interrupt_after = interrupt_after or []
+        # LangGraph checks these names only when interrupt_after is not "*"
+        if interrupt_after != "*":
+            before = interrupt_before if interrupt_before != "*" else []
+            self.validate(interrupt=list(before) + list(interrupt_after))
+        else:
+            self.validate(interrupt=[])
+        self._apply_node_defaults()
+        return compile_graph(
+            self,
+            checkpointer=self._with_allowlist(checkpointer),
+            cache=cache,
+            store=store,
+            interrupt_before=interrupt_before,
+            interrupt_after=interrupt_after,
+            debug=debug,
+            name=name or "LangGraph",
+        )
