@@ -1,0 +1,316 @@
+"""Running the tasks of one super-step concurrently.
+
+`PregelRunner.tick` runs sync work: a single task inline, several on the persistent worker
+pool with the calling thread taking tasks too (no future per task; a latch releases the
+caller when the last task is settled). `atick` runs each task as an asyncio task on the
+running loop (sync functions reach worker threads through their async twin). Both share
+`_Step`, which reports every settled task to `on_done`, stops starting tasks after a
+failure, and decides what the step raises.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import os
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from contextvars import copy_context
+from typing import Any
+
+from warpgraph.errors import GraphBubbleUp, GraphInterrupt, is_invalid_resume
+from warpgraph.pregel._executor import get_pool
+from warpgraph.pregel._retry import arun_with_retry, run_with_retry
+
+__all__ = ("DEFAULT_MAX_CONCURRENCY", "PregelRunner")
+
+OnDone = Callable[[Any, "BaseException | None"], None]
+
+DEFAULT_MAX_CONCURRENCY = min(32, (os.cpu_count() or 1) + 4)
+"""Sync tasks running at once when no max_concurrency is set (LangGraph's thread-pool size)."""
+
+
+class _Step:
+    """Bookkeeping of one super-step: report settled tasks, decide stop and outcome."""
+
+    __slots__ = ("bubbles", "errors", "interrupts", "lock", "on_done", "order", "stop")
+
+    def __init__(self, tasks: Sequence[Any], on_done: OnDone) -> None:
+        self.on_done = on_done
+        self.lock = threading.Lock()  # serialises on_done calls
+        self.stop = False  # set by a failure: start no more tasks
+        self.errors: list[BaseException] = []  # failures, in completion order
+        self.bubbles: list[BaseException] = []  # GraphBubbleUp other than interrupts
+        self.interrupts: list[tuple[int, GraphInterrupt]] = []
+        self.order = {id(t): i for i, t in enumerate(tasks)} if len(tasks) > 1 else None
+
+    def finish(self, task: Any, exc: BaseException | None, cancelled: bool = False) -> None:
+        """Record the end of `task` (exc None = success) and report it to on_done."""
+        with self.lock:
+            if exc is not None and not cancelled:
+                if isinstance(exc, GraphInterrupt):
+                    index = self.order[id(task)] if self.order else 0
+                    self.interrupts.append((index, exc))
+                elif isinstance(exc, GraphBubbleUp):
+                    self.bubbles.append(exc)
+                else:
+                    self.errors.append(exc)
+                    if not is_invalid_resume(exc):
+                        self.stop = True
+            try:
+                self.on_done(task, exc)
+            except BaseException as cb_exc:  # noqa: BLE001 - raised after the step
+                self.errors.append(cb_exc)
+                self.stop = True
+
+    def raise_outcome(self) -> None:
+        """Raise the first error to complete; else the first other bubble-up (e.g.
+        ParentCommand); else one GraphInterrupt with every interrupt, in task order."""
+        if self.errors:
+            raise self.errors[0]
+        if self.bubbles:
+            raise self.bubbles[0]
+        if self.interrupts:
+            self.interrupts.sort(key=lambda pair: pair[0])
+            raise GraphInterrupt(tuple(i for _, exc in self.interrupts for i in exc.args[0]))
+
+
+class _Batch(_Step):
+    """A sync step spread over the worker pool; `work` is the job of every participant."""
+
+    __slots__ = (
+        "claim",
+        "ctx",
+        "helpers",
+        "latch",
+        "next",
+        "policy",
+        "remaining",
+        "tasks",
+        "waiting",
+    )
+
+    def __init__(
+        self,
+        tasks: Sequence[Any],
+        on_done: OnDone,
+        policy: Sequence[Any] | None,
+        helpers: int,
+    ) -> None:
+        super().__init__(tasks, on_done)
+        self.tasks = tasks
+        self.policy = policy
+        self.ctx = copy_context()
+        self.helpers = helpers  # pool jobs still allowed to join
+        self.waiting = 0  # pool jobs submitted and not started yet
+        self.next = 0
+        self.remaining = len(tasks)
+        self.claim = threading.Lock()
+        self.latch = threading.Lock()
+        self.latch.acquire()  # released by whoever settles the last task
+
+    def work(self) -> None:
+        """Claim and run tasks until none is left; after a failure settle the rest as
+        cancelled. A participant that claims a task while others are left first asks the
+        pool for one more participant (so helpers join one by one, only while useful).
+        Whoever settles the last task releases the latch."""
+        tasks, claim, n, pool = self.tasks, self.claim, len(self.tasks), get_pool()
+        while True:
+            with claim:
+                if self.stop or self.next >= n:
+                    unwanted, self.waiting = self.waiting, 0
+                    if self.stop:
+                        break
+                    if unwanted:
+                        pool.started(unwanted)
+                    return
+                task = tasks[self.next]
+                self.next += 1
+                wake = self.next < n and self.helpers > 0
+                if wake:
+                    self.helpers -= 1
+                    self.waiting += 1
+            if wake:
+                pool.submit(self._helper)
+            try:
+                self.ctx.copy().run(run_with_retry, task, self.policy)
+                exc = None
+            except BaseException as e:  # noqa: BLE001 - reported, then raised by the caller
+                exc = e
+            self.finish(task, exc)
+            self._settle(1)
+        if unwanted:
+            pool.started(unwanted)
+        self.cancel_rest()
+
+    def _helper(self) -> None:
+        with self.claim:
+            counted = self.waiting > 0
+            if counted:
+                self.waiting -= 1
+        if counted:
+            get_pool().started(1)
+        self.work()
+
+    def cancel_rest(self) -> None:
+        """Start no more tasks; settle those nobody started as cancelled."""
+        with self.claim:
+            self.stop = True
+            unclaimed = self.tasks[self.next :]
+            self.next = len(self.tasks)
+        if unclaimed:
+            for task in unclaimed:
+                self.finish(task, concurrent.futures.CancelledError(), cancelled=True)
+            self._settle(len(unclaimed))
+
+    def _settle(self, count: int) -> None:
+        with self.claim:
+            self.remaining -= count
+            last = self.remaining == 0
+        if last:
+            self.latch.release()
+
+
+class PregelRunner:
+    """Runs the tasks of a super-step; see the module docstring."""
+
+    __slots__ = ("max_concurrency", "retry_policy")
+
+    def __init__(
+        self,
+        *,
+        max_concurrency: int | None = None,
+        retry_policy: Sequence[Any] | None = None,
+    ) -> None:
+        if max_concurrency is not None and (
+            not isinstance(max_concurrency, int)
+            or isinstance(max_concurrency, bool)
+            or max_concurrency < 1
+        ):
+            raise ValueError(
+                f"max_concurrency must be a positive int or None, got {max_concurrency!r}"
+            )
+        self.max_concurrency = max_concurrency
+        self.retry_policy = tuple(retry_policy) if retry_policy else None
+
+    def _todo(self, tasks: Iterable[Any]) -> list[Any]:
+        return [t for t in tasks if not t.writes]
+
+    def tick(
+        self,
+        tasks: Iterable[Any],
+        *,
+        on_done: OnDone,
+        retry_policy: Sequence[Any] | None = None,
+        timeout: float | None = None,
+    ) -> None:
+        """Run `tasks` (those without writes) to completion; see the module docstring.
+        `timeout`: seconds for the whole step; TimeoutError when exceeded (running tasks
+        are waited for, tasks not started are reported cancelled)."""
+        todo = self._todo(tasks)
+        if not todo:
+            return
+        policy = retry_policy if retry_policy is not None else self.retry_policy
+        if len(todo) == 1 and timeout is None:
+            task = todo[0]
+            try:
+                copy_context().run(run_with_retry, task, policy)
+            except Exception as exc:
+                on_done(task, exc)
+                raise
+            on_done(task, None)
+            return
+        batch = _Batch(todo, on_done, policy, _limit(self.max_concurrency, todo) - 1)
+        if timeout is None:  # the caller is one of the `limit` participants
+            batch.work()
+            batch.latch.acquire()
+        else:  # the caller only waits, so that it can give up in time
+            batch.waiting = 1
+            get_pool().submit(batch._helper)
+            if not batch.latch.acquire(timeout=max(0.0, timeout)):
+                batch.cancel_rest()
+                batch.latch.acquire()  # tasks already running cannot be interrupted
+                if not batch.errors and not batch.bubbles and not batch.interrupts:
+                    raise TimeoutError("Timed out")
+        batch.raise_outcome()
+
+    async def atick(
+        self,
+        tasks: Iterable[Any],
+        *,
+        on_done: OnDone,
+        retry_policy: Sequence[Any] | None = None,
+        timeout: float | None = None,
+    ) -> None:
+        """Async twin of `tick`: tasks run as asyncio tasks; after a failure the other
+        running tasks are cancelled (reported to on_done with CancelledError)."""
+        todo = self._todo(tasks)
+        if not todo:
+            return
+        policy = retry_policy if retry_policy is not None else self.retry_policy
+        if len(todo) == 1 and timeout is None:
+            task = todo[0]
+            try:
+                await arun_with_retry(task, policy)
+            except Exception as exc:
+                on_done(task, exc)
+                raise
+            on_done(task, None)
+            return
+        step = _Step(todo, on_done)
+        limit = _limit(self.max_concurrency, todo, None)
+        sem = asyncio.Semaphore(limit) if limit else None
+        futures: list[asyncio.Task] = []
+
+        def settled(task: Any, fut: asyncio.Task) -> None:
+            if fut.cancelled():
+                step.finish(task, asyncio.CancelledError(), cancelled=True)
+                return
+            exc = fut.exception()
+            step.finish(task, exc, cancelled=isinstance(exc, asyncio.CancelledError))
+            if step.stop:
+                for other in futures:
+                    other.cancel()
+
+        loop = asyncio.get_running_loop()
+        for task in todo:
+            fut = loop.create_task(_gated(sem, task, policy), name=task.name)
+            fut.add_done_callback(lambda f, t=task: settled(t, f))
+            futures.append(fut)
+        try:
+            _, pending = await asyncio.wait(futures, timeout=timeout)
+        except asyncio.CancelledError:
+            for fut in futures:
+                fut.cancel()
+            await asyncio.wait(futures)
+            raise
+        if pending:
+            for fut in pending:
+                fut.cancel()
+            await asyncio.wait(pending)
+            if not step.errors and not step.bubbles and not step.interrupts:
+                raise asyncio.TimeoutError("Timed out")
+        step.raise_outcome()
+
+
+def _limit(
+    own: int | None, tasks: Sequence[Any], default: int | None = DEFAULT_MAX_CONCURRENCY
+) -> Any:
+    """The runner's max_concurrency, else the run config's (`max_concurrency` in the tasks'
+    config, like LangGraph's executor), else `default`."""
+    if own:
+        return own
+    config = tasks[0].config
+    value = config.get("max_concurrency") if config else None
+    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+        return value
+    return default
+
+
+async def _gated(sem: asyncio.Semaphore | None, task: Any, policy: Any) -> None:
+    if sem is None:
+        await arun_with_retry(task, policy)
+    else:
+        async with sem:
+            await arun_with_retry(task, policy)
+

@@ -1,0 +1,179 @@
+"""`Runtime`: run-scoped context, store, stream writer and execution info handed to nodes."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any, Generic, Protocol, TypeVar
+
+from typing_extensions import TypedDict, Unpack
+
+from warpgraph._internal._constants import CONF, CONFIG_KEY_RUNTIME
+from warpgraph.config import get_config
+
+__all__ = (
+    "BaseUser",
+    "ExecutionInfo",
+    "RunControl",
+    "Runtime",
+    "ServerInfo",
+    "get_runtime",
+)
+
+ContextT = TypeVar("ContextT")
+
+try:  # the SDK's protocol when installed, so isinstance checks agree with LangGraph's
+    from langgraph_sdk.auth.types import BaseUser
+except ImportError:  # pragma: no cover - depends on the environment
+
+    class BaseUser(Protocol):  # type: ignore[no-redef]
+        """An authenticated user (LangGraph Server)."""
+
+        @property
+        def is_authenticated(self) -> bool: ...
+
+        @property
+        def display_name(self) -> str: ...
+
+        @property
+        def identity(self) -> str: ...
+
+        @property
+        def permissions(self) -> Any: ...
+
+
+_DC_KWARGS: dict[str, Any] = {"kw_only": True, "slots": True, "frozen": True}
+
+
+@dataclass(frozen=True, slots=True)
+class ExecutionInfo:
+    """Read-only metadata of the current node execution."""
+
+    checkpoint_id: str
+    """Checkpoint id of the step being executed."""
+    checkpoint_ns: str
+    """Checkpoint namespace of the task."""
+    task_id: str
+    """Id of the task."""
+    thread_id: str | None = None
+    """Thread id (None without a checkpointer)."""
+    run_id: str | None = None
+    """Run id (None when the config has no `run_id`)."""
+    node_attempt: int = 1
+    """Attempt number of the node, from 1."""
+    node_first_attempt_time: float | None = None
+    """Unix time at which the first attempt started."""
+
+    def patch(self, **overrides: Any) -> ExecutionInfo:
+        """A copy with the given fields replaced."""
+        return replace(self, **overrides)
+
+
+@dataclass(frozen=True, slots=True)
+class ServerInfo:
+    """Metadata injected by LangGraph Server (None in open-source runs)."""
+
+    assistant_id: str
+    graph_id: str
+    user: BaseUser | None = None
+
+
+class RunControl:
+    """Run-scoped cooperative drain signal (safe to set from any thread)."""
+
+    __slots__ = ("_drain_reason",)
+
+    def __init__(self) -> None:
+        self._drain_reason: str | None = None
+
+    def request_drain(self, reason: str = "shutdown") -> None:
+        """Ask the run to stop at the next super-step boundary."""
+        self._drain_reason = reason
+
+    @property
+    def drain_requested(self) -> bool:
+        return self._drain_reason is not None
+
+    @property
+    def drain_reason(self) -> str | None:
+        return self._drain_reason
+
+
+def _no_op_stream_writer(_: Any) -> None: ...
+
+
+def _no_op_heartbeat() -> None: ...
+
+
+class _RuntimeOverrides(TypedDict, Generic[ContextT], total=False):
+    context: ContextT
+    store: Any
+    stream_writer: Callable[[Any], None]
+    heartbeat: Callable[[], None]
+    previous: Any
+    execution_info: ExecutionInfo
+    server_info: ServerInfo | None
+    control: RunControl | None
+
+
+@dataclass(**_DC_KWARGS)
+class Runtime(Generic[ContextT]):
+    """Run-scoped context and utilities injected into nodes as `runtime`."""
+
+    context: ContextT = field(default=None)  # type: ignore[assignment]
+    """Static context of the run (the `context=` argument)."""
+    store: Any = field(default=None)
+    """The graph's store, or None."""
+    stream_writer: Callable[[Any], None] = field(default=_no_op_stream_writer)
+    """Writes to the `custom` stream."""
+    heartbeat: Callable[[], None] = field(default=_no_op_heartbeat)
+    """Signals progress for an idle timeout (no-op otherwise)."""
+    previous: Any = field(default=None)
+    """Previous return value of the thread (functional API)."""
+    execution_info: ExecutionInfo | None = field(default=None)
+    """Metadata of the current node execution."""
+    server_info: ServerInfo | None = field(default=None)
+    """Metadata injected by LangGraph Server."""
+    control: RunControl | None = field(default=None)
+    """Run-scoped drain control."""
+
+    def merge(self, other: Runtime[ContextT]) -> Runtime[ContextT]:
+        """Values of `other`, falling back to this runtime's where `other` has none."""
+        return Runtime(
+            context=other.context or self.context,
+            store=other.store or self.store,
+            stream_writer=self.stream_writer
+            if other.stream_writer is _no_op_stream_writer
+            else other.stream_writer,
+            heartbeat=self.heartbeat if other.heartbeat is _no_op_heartbeat else other.heartbeat,
+            previous=self.previous if other.previous is None else other.previous,
+            execution_info=other.execution_info or self.execution_info,
+            server_info=other.server_info or self.server_info,
+            control=other.control or self.control,
+        )
+
+    def override(self, **overrides: Unpack[_RuntimeOverrides[ContextT]]) -> Runtime[ContextT]:
+        """A copy with the given fields replaced."""
+        return replace(self, **overrides)
+
+    def patch_execution_info(self, **overrides: Any) -> Runtime[ContextT]:
+        """A copy whose execution_info has the given fields replaced."""
+        if self.execution_info is None:
+            raise RuntimeError("Cannot patch execution_info before it has been set")
+        return replace(self, execution_info=replace(self.execution_info, **overrides))
+
+    @property
+    def drain_requested(self) -> bool:
+        return self.control is not None and self.control.drain_requested
+
+    @property
+    def drain_reason(self) -> str | None:
+        return self.control.drain_reason if self.control is not None else None
+
+
+DEFAULT_RUNTIME: Runtime[Any] = Runtime()
+
+
+def get_runtime(context_schema: type[ContextT] | None = None) -> Runtime[ContextT]:
+    """The runtime of the running node (`context_schema` only serves type hints)."""
+    return get_config()[CONF].get(CONFIG_KEY_RUNTIME)
