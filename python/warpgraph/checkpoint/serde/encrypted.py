@@ -56,6 +56,34 @@ class EncryptedSerializer(SerializerProtocol):
         return cls(_AesCipher(AES, key, kwargs), serde)
 
 
+    @classmethod
+    def from_aes_gcm(
+        cls,
+        serde: SerializerProtocol | None = None,
+        *,
+        key: bytes | str | None = None,
+        env: str = "WARPGRAPH_AES_KEY",
+    ) -> EncryptedSerializer:
+        """AES-GCM via `cryptography` (the `warpgraph[encryption]` extra).
+
+        The key comes from `key=` or the environment variable `env` (16, 24 or 32 bytes, or
+        that many bytes hex-encoded). Layout: nonce(12) + ciphertext-with-tag, cipher name
+        "aesgcm" (type tag "{inner}+aesgcm"). A tampered payload or a wrong key raises
+        SerdeDecodeError; nothing is decoded from unauthenticated bytes.
+        """
+        try:
+            from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+        except ImportError:
+            raise ImportError(
+                "EncryptedSerializer.from_aes_gcm needs `cryptography`: "
+                "pip install 'warpgraph[encryption]'"
+            ) from None
+        if key is None:
+            key = os.getenv(env)
+            if key is None:
+                raise ValueError(f"no AES key: pass key= or set the {env} environment variable")
+        return cls(_AesGcmCipher(AESGCM(_coerce_aes_key(key))), serde)
+
 class _AesCipher(CipherProtocol):
     def __init__(self, aes: Any, key: bytes, options: dict[str, Any]) -> None:
         self.aes, self.key, self.options = aes, key, options
@@ -75,3 +103,38 @@ class _AesCipher(CipherProtocol):
             return cipher.decrypt_and_verify(ciphertext[32:], ciphertext[16:32])
         except ValueError as exc:
             raise SerdeDecodeError(f"AES payload failed authentication: {exc}") from exc
+
+
+def _coerce_aes_key(key: bytes | str) -> bytes:
+    raw = key.encode() if isinstance(key, str) else bytes(key)
+    if len(raw) in (32, 48, 64):
+        try:
+            raw = bytes.fromhex(raw.decode("ascii"))
+        except ValueError:
+            pass
+    if len(raw) not in (16, 24, 32):
+        raise ValueError(f"AES key must be 16, 24 or 32 bytes (or hex of those), got {len(raw)}")
+    return raw
+
+
+class _AesGcmCipher(CipherProtocol):
+    _NONCE = 12
+
+    def __init__(self, aead: Any) -> None:
+        self.aead = aead
+
+    def encrypt(self, plaintext: bytes) -> tuple[str, bytes]:
+        nonce = os.urandom(self._NONCE)
+        return "aesgcm", nonce + self.aead.encrypt(nonce, plaintext, b"aesgcm")
+
+    def decrypt(self, ciphername: str, ciphertext: bytes) -> bytes:
+        if ciphername != "aesgcm":
+            raise SerdeDecodeError(f"Unsupported cipher: {ciphername}")
+        if len(ciphertext) < self._NONCE + 16:
+            raise SerdeDecodeError("AES-GCM payload shorter than nonce + tag")
+        from cryptography.exceptions import InvalidTag
+
+        try:
+            return self.aead.decrypt(ciphertext[: self._NONCE], ciphertext[self._NONCE :], b"aesgcm")
+        except InvalidTag as exc:
+            raise SerdeDecodeError("AES-GCM payload failed authentication") from exc
