@@ -1,13 +1,479 @@
-//! Channel versions (placeholder, replaced by the engine work).
-pub fn increment(current: Option<i64>) -> i64 {
-    current.map_or(1, |v| v + 1)
+//! Channel versions with Python's comparison semantics, LangGraph's two version schemes
+//! (`increment` and the savers' `"{n:032}.{random:016}"` strings) and an insertion-ordered
+//! name -> value map used for `channel_versions` / `versions_seen`.
+
+use std::cmp::Ordering;
+use std::collections::HashMap;
+use std::fmt::Write;
+use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
+use std::sync::{Arc, OnceLock};
+
+use crate::error::{CoreError, CoreResult};
+
+/// A channel version: a Python `int`, `float` or `str`.
+#[derive(Debug, Clone)]
+pub enum Version {
+    Int(i64),
+    Float(f64),
+    Str(Arc<str>),
+}
+
+impl PartialEq for Version {
+    fn eq(&self, other: &Self) -> bool {
+        matches!(compare(self, other), Some(Ordering::Equal))
+    }
+}
+
+impl Version {
+    /// Builds a string version.
+    pub fn str(s: &str) -> Version {
+        Version::Str(Arc::from(s))
+    }
+
+    /// Python's type name, for error messages.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Version::Int(_) => "int",
+            Version::Float(_) => "float",
+            Version::Str(_) => "str",
+        }
+    }
+
+    /// `type(self)()`: the null version of this version's type.
+    pub fn null_of(&self) -> Version {
+        match self {
+            Version::Int(_) => Version::Int(0),
+            Version::Float(_) => Version::Float(0.0),
+            Version::Str(_) => Version::str(""),
+        }
+    }
+}
+
+fn type_name(v: Option<&Version>) -> &'static str {
+    v.map_or("NoneType", Version::type_name)
+}
+
+fn int_float_cmp(i: i64, f: f64) -> Option<Ordering> {
+    if f.is_nan() {
+        return None;
+    }
+    // Exact for |i| < 2^53; beyond that compare via i128 after bounding the float.
+    if (i.unsigned_abs()) < (1u64 << 53) {
+        return (i as f64).partial_cmp(&f);
+    }
+    if f >= 9.3e18 {
+        return Some(Ordering::Less);
+    }
+    if f <= -9.3e18 {
+        return Some(Ordering::Greater);
+    }
+    let t = f.trunc();
+    match (i as i128).cmp(&(t as i128)) {
+        Ordering::Equal if f > t => Some(Ordering::Less),
+        Ordering::Equal if f < t => Some(Ordering::Greater),
+        o => Some(o),
+    }
+}
+
+/// Orders two versions of comparable types (`None` when Python would raise TypeError or
+/// the values are unordered, e.g. NaN).
+fn compare(a: &Version, b: &Version) -> Option<Ordering> {
+    match (a, b) {
+        (Version::Int(x), Version::Int(y)) => Some(x.cmp(y)),
+        (Version::Float(x), Version::Float(y)) => x.partial_cmp(y),
+        (Version::Int(x), Version::Float(y)) => int_float_cmp(*x, *y),
+        (Version::Float(x), Version::Int(y)) => int_float_cmp(*y, *x).map(Ordering::reverse),
+        // Byte order of UTF-8 equals Python's code point order.
+        (Version::Str(x), Version::Str(y)) => Some(x.as_bytes().cmp(y.as_bytes())),
+        _ => None,
+    }
+}
+
+fn comparable(a: &Version, b: &Version) -> bool {
+    !matches!(
+        (a, b),
+        (Version::Str(_), Version::Int(_) | Version::Float(_))
+            | (Version::Int(_) | Version::Float(_), Version::Str(_))
+    )
+}
+
+/// Python's `a > b` where `None` stands for Python's `None`.
+pub fn py_gt<E>(a: Option<&Version>, b: Option<&Version>) -> CoreResult<bool, E> {
+    match (a, b) {
+        (Some(x), Some(y)) if comparable(x, y) => {
+            Ok(matches!(compare(x, y), Some(Ordering::Greater)))
+        }
+        _ => Err(CoreError::VersionType(format!(
+            "'>' not supported between instances of '{}' and '{}'",
+            type_name(a),
+            type_name(b)
+        ))),
+    }
+}
+
+/// Python's `max(versions)`: the first of the greatest values (`None` if empty).
+pub fn py_max<'a, E>(
+    versions: impl IntoIterator<Item = &'a Version>,
+) -> CoreResult<Option<&'a Version>, E> {
+    let mut best: Option<&Version> = None;
+    for v in versions {
+        best = match best {
+            None => Some(v),
+            Some(b) => {
+                if py_gt(Some(v), Some(b))? {
+                    Some(v)
+                } else {
+                    Some(b)
+                }
+            }
+        };
+    }
+    Ok(best)
+}
+
+/// LangGraph's `increment`: `None -> 1`, else `current + 1`.
+pub fn increment<E>(current: Option<&Version>) -> CoreResult<Version, E> {
+    match current {
+        None => Ok(Version::Int(1)),
+        Some(Version::Int(i)) => i.checked_add(1).map(Version::Int).ok_or_else(|| {
+            CoreError::InvalidArgument(format!("version {i} is too large to increment"))
+        }),
+        Some(Version::Float(f)) => Ok(Version::Float(f + 1.0)),
+        Some(Version::Str(_)) => Err(CoreError::VersionType(
+            "can only concatenate str (not \"int\") to str".to_string(),
+        )),
+    }
+}
+
+/// The integer part of a saver version: the int itself, or `int(s.split(".")[0])`.
+pub fn integer_part<E>(current: Option<&Version>) -> CoreResult<i128, E> {
+    match current {
+        None => Ok(0),
+        Some(Version::Int(i)) => Ok(i128::from(*i)),
+        Some(Version::Float(_)) => Err(CoreError::VersionType(
+            "'float' object has no attribute 'split'".to_string(),
+        )),
+        Some(Version::Str(s)) => {
+            let head = s.split('.').next().unwrap_or("");
+            let cleaned: String = head.trim().chars().filter(|c| *c != '_').collect();
+            cleaned.parse::<i128>().map_err(|_| {
+                CoreError::InvalidArgument(format!(
+                    "invalid literal for int() with base 10: '{head}'"
+                ))
+            })
+        }
+    }
+}
+
+/// The savers' `get_next_version`: `f"{n + 1:032}.{random:016}"`.
+pub fn next_saver_version<E>(current: Option<&Version>, random: f64) -> CoreResult<Version, E> {
+    let n = integer_part(current)? + 1;
+    let mut s = String::with_capacity(52);
+    if n < 0 {
+        let _ = write!(s, "-{:031}", -n);
+    } else {
+        let _ = write!(s, "{n:032}");
+    }
+    s.push('.');
+    s.push_str(&format_float_016(random));
+    Ok(Version::Str(Arc::from(s)))
+}
+
+/// Python's `repr(x)` of a float (shortest round-trip digits, exponent outside [-4, 16)).
+pub fn py_float_repr(x: f64) -> String {
+    if x.is_nan() {
+        return "nan".into();
+    }
+    if x.is_infinite() {
+        return if x > 0.0 { "inf".into() } else { "-inf".into() };
+    }
+    if x == 0.0 {
+        return if x.is_sign_negative() {
+            "-0.0".into()
+        } else {
+            "0.0".into()
+        };
+    }
+    // Rust's `{:e}` yields the shortest round-trip digits: "d.ddddde<exp>".
+    let sci = format!("{:e}", x.abs());
+    let (mant, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let digits: String = mant.chars().filter(|c| *c != '.').collect();
+    let mut out = String::with_capacity(24);
+    if x < 0.0 {
+        out.push('-');
+    }
+    if (-4..16).contains(&exp) {
+        if exp < 0 {
+            out.push_str("0.");
+            for _ in 0..(-exp - 1) {
+                out.push('0');
+            }
+            out.push_str(&digits);
+        } else {
+            let point = exp as usize + 1;
+            if digits.len() <= point {
+                out.push_str(&digits);
+                for _ in digits.len()..point {
+                    out.push('0');
+                }
+                out.push_str(".0");
+            } else {
+                out.push_str(&digits[..point]);
+                out.push('.');
+                out.push_str(&digits[point..]);
+            }
+        }
+    } else {
+        out.push_str(&digits[..1]);
+        if digits.len() > 1 {
+            out.push('.');
+            out.push_str(&digits[1..]);
+        }
+        let _ = write!(out, "e{}{:02}", if exp < 0 { '-' } else { '+' }, exp.abs());
+    }
+    out
+}
+
+/// Python's `f"{x:016}"` for a float: its repr zero-padded (after the sign) to width 16.
+pub fn format_float_016(x: f64) -> String {
+    let r = py_float_repr(x);
+    if r.len() >= 16 {
+        return r;
+    }
+    let (sign, body) = match r.strip_prefix('-') {
+        Some(b) => ("-", b),
+        None => ("", r.as_str()),
+    };
+    let mut out = String::with_capacity(16);
+    out.push_str(sign);
+    for _ in 0..(16 - r.len()) {
+        out.push('0');
+    }
+    out.push_str(body);
+    out
+}
+
+static RNG_COUNTER: AtomicU64 = AtomicU64::new(0);
+static RNG_SEED: OnceLock<u64> = OnceLock::new();
+
+/// A uniform float in [0, 1) with 53 random bits (splitmix64 over a randomly seeded counter).
+pub fn random_unit() -> f64 {
+    let seed = *RNG_SEED.get_or_init(|| {
+        use std::hash::{BuildHasher, Hasher};
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64);
+        h.write_u64(nanos);
+        h.finish()
+    });
+    let n = RNG_COUNTER.fetch_add(1, AtomicOrdering::Relaxed);
+    let mut z = seed.wrapping_add(n.wrapping_add(1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^= z >> 31;
+    (z >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+}
+
+/// An insertion-ordered `str -> T` map (Python dict order), without removal.
+#[derive(Debug, Clone)]
+pub struct OrdMap<T> {
+    keys: Vec<Arc<str>>,
+    vals: Vec<T>,
+    index: HashMap<Arc<str>, usize>,
+}
+
+impl<T> Default for OrdMap<T> {
+    fn default() -> Self {
+        OrdMap {
+            keys: Vec::new(),
+            vals: Vec::new(),
+            index: HashMap::new(),
+        }
+    }
+}
+
+impl<T> OrdMap<T> {
+    pub fn new() -> Self {
+        Self::default()
+    }
+    pub fn len(&self) -> usize {
+        self.keys.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.keys.is_empty()
+    }
+    pub fn get(&self, key: &str) -> Option<&T> {
+        self.index.get(key).map(|&i| &self.vals[i])
+    }
+    pub fn get_mut(&mut self, key: &str) -> Option<&mut T> {
+        self.index.get(key).map(|&i| &mut self.vals[i])
+    }
+    /// Position of `key` (stable: entries are never removed).
+    pub fn slot(&self, key: &str) -> Option<usize> {
+        self.index.get(key).copied()
+    }
+    pub fn at(&self, slot: usize) -> &T {
+        &self.vals[slot]
+    }
+    pub fn set_at(&mut self, slot: usize, value: T) {
+        self.vals[slot] = value;
+    }
+    /// Inserts or replaces; a new key goes last. Returns the slot.
+    pub fn insert(&mut self, key: &str, value: T) -> usize {
+        if let Some(&i) = self.index.get(key) {
+            self.vals[i] = value;
+            return i;
+        }
+        let k: Arc<str> = Arc::from(key);
+        self.keys.push(k.clone());
+        self.vals.push(value);
+        self.index.insert(k, self.keys.len() - 1);
+        self.keys.len() - 1
+    }
+    /// `setdefault(key, make())`, returning the value.
+    pub fn entry_or_insert_with(&mut self, key: &str, make: impl FnOnce() -> T) -> &mut T {
+        let i = match self.index.get(key) {
+            Some(&i) => i,
+            None => self.insert(key, make()),
+        };
+        &mut self.vals[i]
+    }
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &T)> {
+        self.keys.iter().map(|k| &**k).zip(self.vals.iter())
+    }
+    pub fn values(&self) -> impl Iterator<Item = &T> {
+        self.vals.iter()
+    }
+    pub fn first(&self) -> Option<&T> {
+        self.vals.first()
+    }
+}
+
+/// `{channel: version}` in dict order.
+pub type VersionMap = OrdMap<Version>;
+
+/// `checkpoint_null_version`: `type(first version)()`, `None` when there are no versions.
+pub fn null_version(versions: &VersionMap) -> Option<Version> {
+    versions.first().map(Version::null_of)
+}
+
+/// `get_new_channel_versions(previous, current)`.
+pub fn new_versions<E>(previous: &VersionMap, current: &VersionMap) -> CoreResult<VersionMap, E> {
+    if previous.is_empty() {
+        return Ok(current.clone());
+    }
+    let null = null_version(current);
+    let mut out = VersionMap::new();
+    for (k, v) in current.iter() {
+        if py_gt(Some(v), previous.get(k).or(null.as_ref()))? {
+            out.insert(k, v.clone());
+        }
+    }
+    Ok(out)
 }
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+    type R<T> = CoreResult<T>;
+
+    #[test]
+    fn float_repr_matches_python() {
+        // Expected strings are Python's repr / f"{x:016}" of the same floats.
+        assert_eq!(py_float_repr(0.5), "0.5");
+        assert_eq!(py_float_repr(0.5233261930594038), "0.5233261930594038");
+        assert_eq!(py_float_repr(1e-05), "1e-05");
+        assert_eq!(py_float_repr(1.5e-05), "1.5e-05");
+        assert_eq!(py_float_repr(0.0001), "0.0001");
+        assert_eq!(py_float_repr(0.0), "0.0");
+        assert_eq!(py_float_repr(1.0), "1.0");
+        assert_eq!(py_float_repr(1e16), "1e+16");
+        assert_eq!(py_float_repr(123.25), "123.25");
+        assert_eq!(format_float_016(0.5), "00000000000000.5");
+        assert_eq!(format_float_016(1e-05), "000000000001e-05");
+        assert_eq!(format_float_016(0.48933361276606724), "0.48933361276606724");
+    }
+
+    #[test]
+    fn saver_versions() {
+        let v: Version = next_saver_version::<()>(None, 0.5).unwrap();
+        assert!(
+            matches!(&v, Version::Str(s) if &**s == "00000000000000000000000000000001.00000000000000.5")
+        );
+        let v2 = next_saver_version::<()>(Some(&v), 0.25).unwrap();
+        assert!(
+            matches!(&v2, Version::Str(s) if s.starts_with("00000000000000000000000000000002."))
+        );
+        let v3 = next_saver_version::<()>(Some(&Version::Int(7)), 0.1).unwrap();
+        assert!(
+            matches!(&v3, Version::Str(s) if s.starts_with("00000000000000000000000000000008."))
+        );
+        assert!(py_gt::<()>(Some(&v2), Some(&v)).unwrap());
+        assert!(matches!(
+            next_saver_version::<()>(Some(&Version::str("x.1")), 0.1),
+            Err(CoreError::InvalidArgument(_))
+        ));
+    }
+
     #[test]
     fn increments() {
-        assert_eq!(super::increment(None), 1);
-        assert_eq!(super::increment(Some(4)), 5);
+        assert!(matches!(increment::<()>(None), Ok(Version::Int(1))));
+        assert!(matches!(
+            increment::<()>(Some(&Version::Int(4))),
+            Ok(Version::Int(5))
+        ));
+        assert!(matches!(
+            increment::<()>(Some(&Version::str("a"))),
+            Err(CoreError::VersionType(_))
+        ));
+    }
+
+    #[test]
+    fn python_ordering() {
+        let gt = |a: &Version, b: &Version| -> R<bool> { py_gt(Some(a), Some(b)) };
+        assert!(gt(&Version::Int(2), &Version::Int(1)).unwrap());
+        assert!(!gt(&Version::Int(1), &Version::Float(1.0)).unwrap());
+        assert!(gt(&Version::Float(1.5), &Version::Int(1)).unwrap());
+        assert!(gt(&Version::str("b"), &Version::str("ab")).unwrap());
+        assert!(!gt(&Version::str(""), &Version::str("")).unwrap());
+        let err = gt(&Version::str("1"), &Version::Int(0)).unwrap_err();
+        assert!(
+            matches!(err, CoreError::VersionType(m) if m == "'>' not supported between instances of 'str' and 'int'")
+        );
+        assert!(py_gt::<()>(None, None).is_err());
+        let vs = [Version::Int(1), Version::Float(3.0), Version::Int(3)];
+        assert!(matches!(
+            py_max::<()>(vs.iter()).unwrap(),
+            Some(Version::Float(_))
+        ));
+        assert!(py_max::<()>([].iter()).unwrap().is_none());
+    }
+
+    #[test]
+    fn ordered_map_and_new_versions() {
+        let mut prev = VersionMap::new();
+        let mut cur = VersionMap::new();
+        cur.insert("b", Version::Int(2));
+        cur.insert("a", Version::Int(1));
+        assert_eq!(new_versions::<()>(&prev, &cur).unwrap().len(), 2);
+        prev.insert("a", Version::Int(1));
+        let nv = new_versions::<()>(&prev, &cur).unwrap();
+        assert_eq!(nv.iter().map(|(k, _)| k).collect::<Vec<_>>(), vec!["b"]);
+        cur.insert("b", Version::Int(5));
+        assert_eq!(
+            cur.iter().map(|(k, _)| k).collect::<Vec<_>>(),
+            vec!["b", "a"]
+        );
+        assert!(matches!(null_version(&cur), Some(Version::Int(0))));
+    }
+
+    #[test]
+    fn random_in_unit_interval() {
+        for _ in 0..1000 {
+            let r = random_unit();
+            assert!((0.0..1.0).contains(&r));
+        }
     }
 }

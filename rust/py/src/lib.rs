@@ -1,17 +1,13 @@
-//! Binding crate: `warpgraph._core`.
+//! Binding crate: `warpgraph._core`, a private module behind the `warpgraph` Python facade.
 use pyo3::prelude::*;
 
+mod engine;
+mod functions;
+
 #[pymodule(gil_used = false)]
-mod _core {
-    use pyo3::prelude::*;
-
-    #[pymodule_init]
-    fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
-        m.add("__version__", env!("CARGO_PKG_VERSION"))
-    }
-
-    #[pyfunction]
-    fn increment(current: Option<i64>) -> i64 {
-        warpgraph_core::version::increment(current)
-    }
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    functions::register(m)?;
+    engine::register(m)?;
+    Ok(())
 }

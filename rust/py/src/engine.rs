@@ -1,0 +1,409 @@
+//! The per-run `Engine` pyclass (channels, versions, versions_seen) and the module entry.
+//!
+//! Each method does all of its work in Rust in one call; channel values stay Python objects.
+
+#[path = "convert.rs"]
+mod convert;
+#[path = "engine_ops.rs"]
+mod engine_ops;
+#[path = "errors.rs"]
+mod errors;
+#[path = "graphspec.rs"]
+mod graphspec;
+#[path = "pychannel.rs"]
+pub(crate) mod pychannel;
+
+use std::sync::Arc;
+
+use pyo3::exceptions::PyTypeError;
+use pyo3::intern;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList, PyString, PyTuple};
+use warpgraph_core::apply::Run;
+use warpgraph_core::error::CoreError;
+use warpgraph_core::ids::{checkpoint_id_bytes, task_id_from_bytes};
+use warpgraph_core::triggers::should_interrupt;
+use warpgraph_core::version::{self as ver, Version, VersionMap};
+
+use convert::{
+    seen_from_py, seen_to_py, str_list, version_from_py, version_map_from_py, VersionCache,
+};
+use engine_ops::{CoreErr, NextVersion};
+use graphspec::{GraphSpec, SpecInner, PULL};
+use pychannel::{PyOps, V};
+
+/// Per-run state: channel values, channel_versions, versions_seen, updated_channels.
+#[pyclass(module = "warpgraph._core")]
+pub struct Engine {
+    pub(crate) spec: Arc<SpecInner>,
+    pub(crate) run: Run<V>,
+}
+
+#[pymethods]
+impl Engine {
+    #[new]
+    #[pyo3(signature = (spec, checkpoint=None))]
+    fn new(
+        py: Python<'_>,
+        spec: &Bound<'_, GraphSpec>,
+        checkpoint: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
+        let inner = spec.get().inner.clone();
+        let ops = PyOps {
+            py,
+            cls: &inner.cls,
+        };
+        let cp = match checkpoint {
+            Some(c) if !c.is_none() => Some(
+                c.cast::<PyDict>()
+                    .map_err(|_| PyTypeError::new_err("checkpoint must be a dict or None"))?
+                    .clone(),
+            ),
+            _ => None,
+        };
+        let get = |k: &str| -> PyResult<Option<Bound<'_, PyAny>>> {
+            match &cp {
+                Some(d) => Ok(d.get_item(k)?.filter(|v| !v.is_none())),
+                None => Ok(None),
+            }
+        };
+        let values = get("channel_values")?;
+        let values = match &values {
+            Some(v) => Some(v.cast::<PyDict>().map_err(|_| {
+                PyTypeError::new_err("checkpoint['channel_values'] must be a dict")
+            })?),
+            None => None,
+        };
+        let mut states = Vec::with_capacity(inner.graph.channels.len());
+        for (i, ch) in inner.graph.channels.iter().enumerate() {
+            let v = match values {
+                Some(d) => d.get_item(inner.chan_names[i].bind(py))?,
+                None => None,
+            };
+            states.push(pychannel::restore(&ops, ch, v.as_ref())?);
+        }
+        let versions = match get("channel_versions")? {
+            Some(v) => version_map_from_py(&v, "checkpoint['channel_versions']")?,
+            None => VersionMap::new(),
+        };
+        let seen = match get("versions_seen")? {
+            Some(v) => seen_from_py(&v)?,
+            None => ver::OrdMap::new(),
+        };
+        let mut updated: Vec<Arc<str>> = match get("updated_channels")? {
+            Some(v) => str_list(&v, "checkpoint['updated_channels']")?
+                .iter()
+                .map(|s| Arc::from(s.as_str()))
+                .collect(),
+            None => Vec::new(),
+        };
+        updated.sort();
+        updated.dedup();
+        Ok(Engine {
+            spec: inner,
+            run: Run {
+                states,
+                versions,
+                seen,
+                updated,
+            },
+        })
+    }
+
+    /// A fresh copy of channel_versions.
+    fn channel_versions<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        VersionCache::for_spec(&self.spec).map_to_py(py, &self.run.versions)
+    }
+
+    /// A fresh two-level copy of versions_seen.
+    fn versions_seen<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        seen_to_py(py, &mut VersionCache::for_spec(&self.spec), &self.run.seen)
+    }
+
+    /// The channels updated by the last apply_writes (sorted).
+    fn updated_channels(&self) -> Vec<String> {
+        self.run.updated.iter().map(|s| s.to_string()).collect()
+    }
+
+    /// Whether `channel` has a value (False for names that are not channels).
+    fn is_available(&self, py: Python<'_>, channel: &str) -> PyResult<bool> {
+        match self.spec.graph.index.get(channel) {
+            Some(&c) => self.available(py, c).map_err(|e| self.err(py, e)),
+            None => Ok(false),
+        }
+    }
+
+    /// Replaces the trigger hint for the next prepare_next_tasks (empty: full scan).
+    fn set_updated_channels(&mut self, channels: &Bound<'_, PyAny>) -> PyResult<()> {
+        let mut names: Vec<Arc<str>> = str_list(channels, "updated channels")?
+            .iter()
+            .map(|s| Arc::from(s.as_str()))
+            .collect();
+        names.sort();
+        names.dedup();
+        self.run.updated = names;
+        Ok(())
+    }
+
+    /// Reads one channel (str) or the available ones of several (list); `fresh_writes` are
+    /// applied to copies of the selected channels first.
+    #[pyo3(signature = (select, fresh_writes=None))]
+    fn read(
+        &self,
+        py: Python<'_>,
+        select: &Bound<'_, PyAny>,
+        fresh_writes: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let single = select
+            .cast::<PyString>()
+            .ok()
+            .map(|s| s.to_str().map(str::to_owned))
+            .transpose()?;
+        // A list skips names that are not channels (managed values, added by the caller).
+        let (names, idx): (Vec<String>, Vec<usize>) = match &single {
+            Some(s) => (vec![s.clone()], vec![self.channel(s)?]),
+            None => str_list(select, "select")?
+                .into_iter()
+                .filter_map(|n| {
+                    let c = self.spec.graph.index.get(n.as_str()).copied();
+                    c.map(|c| (n, c))
+                })
+                .unzip(),
+        };
+        let mut fresh: Option<Vec<Vec<V>>> = None;
+        if let Some(writes) = fresh_writes.filter(|w| !w.is_none()) {
+            let mut groups: Vec<Vec<V>> = idx.iter().map(|_| Vec::new()).collect();
+            for w in writes.try_iter()? {
+                let (chan, value): (Bound<'_, PyAny>, Bound<'_, PyAny>) = w?.extract()?;
+                if let Ok(chan) = chan.cast::<PyString>() {
+                    let chan = chan.to_str()?;
+                    for (j, n) in names.iter().enumerate() {
+                        if n == chan {
+                            groups[j].push(value.clone().unbind());
+                        }
+                    }
+                }
+            }
+            fresh = Some(groups);
+        }
+        let mut fresh_iter = fresh.map(Vec::into_iter);
+        if single.is_some() {
+            let vals = fresh_iter.as_mut().and_then(Iterator::next);
+            return self.read_one(py, idx[0], vals).map_err(|e| self.err(py, e));
+        }
+        let out = PyDict::new(py);
+        for &c in &idx {
+            let vals = fresh_iter.as_mut().and_then(Iterator::next);
+            match self.read_one(py, c, vals) {
+                Ok(v) => out.set_item(self.spec.chan_names[c].bind(py), v)?,
+                Err(CoreError::EmptyChannel) => {}
+                Err(e) => return Err(self.err(py, e)),
+            }
+        }
+        Ok(out.into_any().unbind())
+    }
+
+    /// `{k: channel.checkpoint()}` for versioned channels whose checkpoint is not MISSING.
+    fn checkpoint_values<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let ops = self.ops(py);
+        let out = PyDict::new(py);
+        for (i, ch) in self.spec.graph.channels.iter().enumerate() {
+            let name = &*self.spec.graph.names[i];
+            if self.run.versions.get(name).is_none() {
+                continue;
+            }
+            if let Some(v) = pychannel::checkpoint(&ops, ch, &self.run.states[i])? {
+                out.set_item(self.spec.chan_names[i].bind(py), v)?;
+            }
+        }
+        Ok(out)
+    }
+
+    /// The next step's tasks: `[(task_id, node, path, triggers, input)]`, PUSH tasks first.
+    #[pyo3(signature = (checkpoint_id, parent_ns, step, v=4))]
+    fn prepare_next_tasks<'py>(
+        &self,
+        py: Python<'py>,
+        checkpoint_id: &str,
+        parent_ns: &str,
+        step: i64,
+        v: i64,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let ns = checkpoint_id_bytes(checkpoint_id).map_err(|e| self.err(py, e.into()))?;
+        let step_s = step.to_string();
+        let mut out = Vec::new();
+        self.push_tasks(py, &ns, parent_ns, &step_s, v, &mut out)?;
+        let firing = self
+            .run
+            .firing_nodes(&self.spec.graph, &self.ops(py))
+            .map_err(|e| self.err(py, e))?;
+        for n in firing {
+            let Some(input) = self.node_input(py, n).map_err(|e| self.err(py, e))? else {
+                continue;
+            };
+            let node = &self.spec.graph.topology.nodes[n];
+            let name = &*node.name;
+            let checkpoint_ns = if parent_ns.is_empty() {
+                name.to_owned()
+            } else {
+                format!("{parent_ns}|{name}")
+            };
+            let mut parts: Vec<&str> = vec![checkpoint_ns.as_str(), step_s.as_str(), name, PULL];
+            parts.extend(node.sorted_triggers.iter().map(|t| &**t));
+            let id = task_id_from_bytes(&ns, &parts, v);
+            out.push(PyTuple::new(
+                py,
+                [
+                    PyString::new(py, &id).into_any(),
+                    self.spec.node_names[n].bind(py).clone().into_any(),
+                    self.spec.pull_paths[n].bind(py).clone().into_any(),
+                    self.spec.pull_triggers[n].bind(py).clone().into_any(),
+                    input.into_bound(py),
+                ],
+            )?);
+        }
+        PyList::new(py, out)
+    }
+
+    /// LangGraph's apply_writes over `[(name, path, triggers, writes)]`; returns the updated
+    /// channel names (sorted). `next_version`: "int", "str", a callable or None.
+    #[pyo3(signature = (tasks, next_version=None))]
+    fn apply_writes(
+        &mut self,
+        py: Python<'_>,
+        tasks: &Bound<'_, PyAny>,
+        next_version: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Vec<String>> {
+        let mode = match next_version {
+            None => None,
+            Some(n) if n.is_none() => None,
+            Some(n) => match n.cast::<PyString>() {
+                Ok(s) => match s.to_str()? {
+                    "int" => Some(NextVersion::Int),
+                    "str" => Some(NextVersion::Str),
+                    other => {
+                        return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                            "next_version must be 'int', 'str', a callable or None, got {other:?}"
+                        )))
+                    }
+                },
+                Err(_) if n.is_callable() => Some(NextVersion::Call(n.clone())),
+                Err(_) => {
+                    return Err(PyTypeError::new_err(
+                        "next_version must be 'int', 'str', a callable or None",
+                    ))
+                }
+            },
+        };
+        let tasks = tasks
+            .try_iter()?
+            .map(|t| self.task_writes(py, &t?))
+            .collect::<PyResult<Vec<_>>>()?;
+        let next = mode.map(|m| {
+            move |cur: Option<&Version>| -> Result<Option<Version>, CoreErr> {
+                match m {
+                    NextVersion::Int => ver::increment(cur).map(Some),
+                    NextVersion::Str => {
+                        let r = engine_ops::py_random(py).map_err(CoreError::External)?;
+                        ver::next_saver_version(cur, r).map(Some)
+                    }
+                    NextVersion::Call(f) => {
+                        let arg = match cur {
+                            Some(v) => VersionCache::default()
+                                .version(py, v)
+                                .map_err(CoreError::External)?
+                                .into_bound(py),
+                            None => py.None().into_bound(py),
+                        };
+                        let r = f.call1((arg, py.None())).map_err(CoreError::External)?;
+                        if r.is_none() {
+                            Ok(None)
+                        } else {
+                            version_from_py(&r).map(Some).map_err(CoreError::External)
+                        }
+                    }
+                }
+            }
+        });
+        let spec = self.spec.clone();
+        let ops = PyOps { py, cls: &spec.cls };
+        let updated = self
+            .run
+            .apply_writes(&spec.graph, tasks, next, &ops)
+            .map_err(|e| errors::to_py(py, &spec.cls, e))?;
+        Ok(updated.iter().map(|s| s.to_string()).collect())
+    }
+
+    /// On resume: every channel's current version is marked as seen by `"__interrupt__"`.
+    fn mark_interrupt_seen(&mut self) {
+        let spec = self.spec.clone();
+        self.run.mark_interrupt_seen(&spec.graph);
+    }
+
+    /// LangGraph's should_interrupt; `tasks` are `(name, hidden)` pairs.
+    fn should_interrupt(
+        &self,
+        py: Python<'_>,
+        interrupt_nodes: &Bound<'_, PyAny>,
+        tasks: Vec<(String, bool)>,
+    ) -> PyResult<bool> {
+        let nodes = match interrupt_nodes.cast::<PyString>() {
+            Ok(s) if s.to_str()? == "*" => None,
+            _ => Some(str_list(interrupt_nodes, "interrupt_nodes")?),
+        };
+        should_interrupt(&self.run.versions, &self.run.seen, nodes.as_deref(), &tasks)
+            .map_err(|e| self.err(py, e))
+    }
+
+    /// A new checkpoint dict (all fresh objects).
+    #[pyo3(signature = (checkpoint_id, ts, updated_channels=None))]
+    fn create_checkpoint<'py>(
+        &self,
+        py: Python<'py>,
+        checkpoint_id: &str,
+        ts: &str,
+        updated_channels: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let mut cache = VersionCache::for_spec(&self.spec);
+        let d = PyDict::new(py);
+        d.set_item(intern!(py, "v"), 4)?;
+        d.set_item(intern!(py, "ts"), ts)?;
+        d.set_item(intern!(py, "id"), checkpoint_id)?;
+        d.set_item(intern!(py, "channel_values"), self.checkpoint_values(py)?)?;
+        d.set_item(
+            intern!(py, "channel_versions"),
+            cache.map_to_py(py, &self.run.versions)?,
+        )?;
+        d.set_item(
+            intern!(py, "versions_seen"),
+            seen_to_py(py, &mut cache, &self.run.seen)?,
+        )?;
+        match updated_channels.filter(|u| !u.is_none()) {
+            Some(u) => {
+                let mut names = str_list(u, "updated_channels")?;
+                names.sort();
+                d.set_item(intern!(py, "updated_channels"), names)?;
+            }
+            None => d.set_item(intern!(py, "updated_channels"), py.None())?,
+        }
+        Ok(d)
+    }
+
+    /// get_new_channel_versions(previous, current channel_versions).
+    fn new_versions<'py>(
+        &self,
+        py: Python<'py>,
+        previous: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let prev = version_map_from_py(previous, "previous versions")?;
+        let nv = ver::new_versions(&prev, &self.run.versions).map_err(|e| self.err(py, e))?;
+        VersionCache::for_spec(&self.spec).map_to_py(py, &nv)
+    }
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<GraphSpec>()?;
+    m.add_class::<Engine>()?;
+    m.add_function(wrap_pyfunction!(graphspec::init, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,242 @@
+//! `GraphSpec` (a compiled graph's channels and nodes) and `_core.init`.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use pyo3::exceptions::{PyKeyError, PyTypeError};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList, PyString, PyTuple};
+use warpgraph_core::apply::Graph;
+use warpgraph_core::channel::ChannelSpec;
+use warpgraph_core::triggers::{ReadSpec, Topology};
+
+use super::convert::str_list;
+use super::errors;
+use super::pychannel::{self, Classes, V};
+
+pub(crate) const TASKS: &str = "__pregel_tasks";
+pub(crate) const PUSH: &str = "__pregel_push";
+pub(crate) const PULL: &str = "__pregel_pull";
+
+pub(crate) struct SpecInner {
+    pub(crate) cls: Arc<Classes>,
+    pub(crate) graph: Graph<V>,
+    pub(crate) tasks_channel: Option<usize>,
+    /// Interned channel and node names (dict keys, task names).
+    pub(crate) chan_names: Vec<Py<PyString>>,
+    pub(crate) node_names: Vec<Py<PyString>>,
+    pub(crate) pull_paths: Vec<Py<PyTuple>>,
+    pub(crate) pull_triggers: Vec<Py<PyTuple>>,
+    pub(crate) push_trigger: Py<PyTuple>,
+    /// The channel spec objects and node tuples as given.
+    pub(crate) channels: Py<PyDict>,
+    pub(crate) nodes: Py<PyDict>,
+}
+
+/// A compiled graph's channels and nodes, built once per graph.
+#[pyclass(module = "warpgraph._core", frozen)]
+pub struct GraphSpec {
+    pub(crate) inner: Arc<SpecInner>,
+}
+
+fn read_spec(
+    index: &HashMap<Arc<str>, usize>,
+    node: &str,
+    read: &Bound<'_, PyAny>,
+) -> PyResult<ReadSpec> {
+    if let Ok(s) = read.cast::<PyString>() {
+        return Ok(ReadSpec::One(index.get(s.to_str()?).copied()));
+    }
+    let names = str_list(read, &format!("read channels of node '{node}'"))?;
+    Ok(ReadSpec::Many(
+        names
+            .iter()
+            .filter_map(|n| index.get(n.as_str()).copied())
+            .collect(),
+    ))
+}
+
+#[pymethods]
+impl GraphSpec {
+    #[new]
+    fn new(
+        py: Python<'_>,
+        channels: &Bound<'_, PyDict>,
+        nodes: &Bound<'_, PyDict>,
+    ) -> PyResult<Self> {
+        let cls = pychannel::classes(py)?;
+        let mut names: Vec<Arc<str>> = Vec::with_capacity(channels.len());
+        let mut specs: Vec<ChannelSpec<V>> = Vec::with_capacity(channels.len());
+        for (k, spec) in channels.iter() {
+            let name = k
+                .cast::<PyString>()
+                .map_err(|_| {
+                    PyTypeError::new_err(format!(
+                        "channel names must be str, got {}",
+                        k.repr().map(|r| r.to_string()).unwrap_or_default()
+                    ))
+                })?
+                .to_str()?
+                .to_owned();
+            specs.push(pychannel::channel_spec(py, &cls, &name, &spec)?);
+            names.push(Arc::from(name.as_str()));
+        }
+        let index: HashMap<Arc<str>, usize> = names
+            .iter()
+            .cloned()
+            .enumerate()
+            .map(|(i, n)| (n, i))
+            .collect();
+        let mut node_list = Vec::with_capacity(nodes.len());
+        for (k, v) in nodes.iter() {
+            let name = k
+                .cast::<PyString>()
+                .map_err(|_| PyTypeError::new_err("node names must be str"))?
+                .to_str()?
+                .to_owned();
+            let (triggers, read): (Bound<'_, PyAny>, Bound<'_, PyAny>) =
+                v.extract().map_err(|_| {
+                    PyTypeError::new_err(format!(
+                        "node '{name}' must be given as a (triggers, read channels) tuple"
+                    ))
+                })?;
+            let triggers = str_list(&triggers, &format!("triggers of node '{name}'"))?;
+            let read = read_spec(&index, &name, &read)?;
+            node_list.push((name, triggers, read));
+        }
+        let topology = Topology::new(&index, names.len(), node_list)
+            .map_err(|e| errors::to_py(py, &cls, e))?;
+        let node_names = topology
+            .nodes
+            .iter()
+            .map(|n| PyString::intern(py, &n.name).unbind())
+            .collect::<Vec<_>>();
+        let chan_names = names
+            .iter()
+            .map(|n| PyString::intern(py, n).unbind())
+            .collect::<Vec<_>>();
+        let pull = PyString::intern(py, PULL);
+        let pull_paths = node_names
+            .iter()
+            .map(|n| PyTuple::new(py, [pull.clone(), n.bind(py).clone()]).map(Bound::unbind))
+            .collect::<PyResult<_>>()?;
+        let pull_triggers = topology
+            .nodes
+            .iter()
+            .map(|n| {
+                PyTuple::new(
+                    py,
+                    n.sorted_triggers.iter().map(|t| PyString::intern(py, t)),
+                )
+                .map(Bound::unbind)
+            })
+            .collect::<PyResult<_>>()?;
+        let tasks_channel = index.get(TASKS).copied();
+        let graph = Graph::new(names, specs, topology);
+        Ok(GraphSpec {
+            inner: Arc::new(SpecInner {
+                cls,
+                graph,
+                tasks_channel,
+                chan_names,
+                node_names,
+                pull_paths,
+                pull_triggers,
+                push_trigger: PyTuple::new(py, [PUSH])?.unbind(),
+                channels: channels.copy()?.unbind(),
+                nodes: nodes.copy()?.unbind(),
+            }),
+        })
+    }
+
+    /// The channel specs (a fresh dict).
+    #[getter]
+    fn channels<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        self.inner.channels.bind(py).copy()
+    }
+
+    /// The nodes as given: `{name: (triggers, read channels)}` (a fresh dict).
+    #[getter]
+    fn nodes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        self.inner.nodes.bind(py).copy()
+    }
+
+    /// LangGraph's `trigger_to_nodes`: `{channel: [node, ...]}` in node order (a fresh dict).
+    #[getter]
+    fn trigger_to_nodes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let graph = &self.inner.graph;
+        let out = PyDict::new(py);
+        for (n, node) in graph.topology.nodes.iter().enumerate() {
+            for &c in &node.triggers {
+                let key = &*graph.names[c];
+                let list = match out.get_item(key)? {
+                    Some(l) => l.cast_into::<PyList>()?,
+                    None => {
+                        let l = PyList::empty(py);
+                        out.set_item(key, &l)?;
+                        l
+                    }
+                };
+                list.append(self.inner.node_names[n].bind(py))?;
+            }
+        }
+        Ok(out)
+    }
+}
+
+const KINDS: &[&str] = &[
+    "LastValue",
+    "LastValueAfterFinish",
+    "EphemeralValue",
+    "BinaryOperatorAggregate",
+    "Topic",
+    "NamedBarrierValue",
+    "NamedBarrierValueAfterFinish",
+    "AnyValue",
+    "UntrackedValue",
+];
+
+/// `_core.init(...)`: registers the Python classes the engine needs.
+#[pyfunction]
+#[pyo3(signature = (*, missing, send_type, overwrite_type, invalid_update_error, empty_channel_error, channel_types))]
+pub(crate) fn init(
+    missing: Py<PyAny>,
+    send_type: Py<PyAny>,
+    overwrite_type: Py<PyAny>,
+    invalid_update_error: Py<PyAny>,
+    empty_channel_error: Py<PyAny>,
+    channel_types: &Bound<'_, PyDict>,
+) -> PyResult<()> {
+    // A kind left out is never matched: such channels run through the generic custom path.
+    let py = channel_types.py();
+    let get = |k: &str| -> PyResult<Py<PyAny>> {
+        Ok(channel_types
+            .get_item(k)?
+            .map_or_else(|| py.None(), Bound::unbind))
+    };
+    for (k, _) in channel_types.iter() {
+        let k: String = k.extract()?;
+        if !KINDS.contains(&k.as_str()) {
+            return Err(PyKeyError::new_err(format!(
+                "init: unknown channel kind {k:?} in channel_types"
+            )));
+        }
+    }
+    pychannel::set_classes(Classes {
+        missing,
+        send_type,
+        overwrite_type,
+        invalid_update_error,
+        empty_channel_error,
+        last_value: get("LastValue")?,
+        last_value_after_finish: get("LastValueAfterFinish")?,
+        ephemeral_value: get("EphemeralValue")?,
+        binop: get("BinaryOperatorAggregate")?,
+        topic: get("Topic")?,
+        barrier: get("NamedBarrierValue")?,
+        barrier_after_finish: get("NamedBarrierValueAfterFinish")?,
+        any_value: get("AnyValue")?,
+        untracked_value: get("UntrackedValue")?,
+    });
+    Ok(())
+}
