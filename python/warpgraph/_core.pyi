@@ -1,6 +1,6 @@
 """Type stubs for ``warpgraph._core``, the native (Rust) part of warpgraph."""
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Literal
 
 __version__: str
@@ -20,8 +20,8 @@ def task_id(checkpoint_id: str, parts: Sequence[str | bytes], v: int = 4) -> str
 def uuid6(clock_seq: int | None = None) -> str:
     """A strictly increasing UUIDv6 string; ``clock_seq & 0x3FFF`` (the step) or random bits."""
 
-def next_version_str(current: str | int | None) -> str:
-    """The saver version string ``f"{n+1:032}.{random.random():016}"`` (see §2.8)."""
+def xxh3_128_hexdigest(data: bytes) -> str:
+    """xxh3_128 of ``data`` as 32 lowercase hex digits (interrupt ids, namespace hashes)."""
 
 def pack_checkpoint_envelope(checkpoint: dict[Any, Any]) -> bytes:
     """``ormsgpack.packb`` of the checkpoint without ``channel_values`` (OPT_NON_STR_KEYS).
@@ -38,7 +38,15 @@ def unpack_checkpoint_envelope(data: bytes) -> dict[Any, Any]:
 
 # ---------------------------------------------------------------- engine
 
-def init(*args: Any, **kwargs: Any) -> None:
+def init(
+    *,
+    missing: Any,
+    send_type: type,
+    overwrite_type: type,
+    invalid_update_error: type[Exception],
+    empty_channel_error: type[Exception],
+    channel_types: dict[str, type],
+) -> None:
     """Hands the binding the Python classes it needs (MISSING, Send, Overwrite, errors,
     channel classes); called once by ``warpgraph.pregel._engine``."""
 
@@ -48,8 +56,14 @@ class GraphSpec:
     def __init__(
         self,
         channels: dict[str, Any],
-        nodes: dict[str, tuple[list[str], list[str] | str]],
+        nodes: dict[str, tuple[Sequence[str], Sequence[str] | str]],
     ) -> None: ...
+    @property
+    def channels(self) -> dict[str, Any]: ...
+    @property
+    def nodes(self) -> dict[str, tuple[Any, Any]]: ...
+    @property
+    def trigger_to_nodes(self) -> dict[str, list[str]]: ...
 
 class Engine:
     """Per-run state: channel values, channel_versions, versions_seen, updated_channels."""
@@ -58,6 +72,7 @@ class Engine:
     def channel_versions(self) -> dict[str, Any]: ...
     def versions_seen(self) -> dict[str, dict[str, Any]]: ...
     def updated_channels(self) -> list[str]: ...
+    def set_updated_channels(self, channels: Iterable[str]) -> None: ...
     def is_available(self, channel: str) -> bool: ...
     def read(
         self,

@@ -103,30 +103,10 @@ StreamWriter = Callable[[Any], None]
 
 
 def _xxh3_128_hexdigest(data: bytes) -> str:
-    """xxh3_128 of `data` as 32 lowercase hex digits (xxhash's `xxh3_128_hexdigest`).
+    """xxh3_128 of `data` as 32 lowercase hex digits (xxhash's `xxh3_128_hexdigest`)."""
+    from warpgraph._core import xxh3_128_hexdigest
 
-    Uses `_core.xxh3_128_hexdigest` when the binding has it; otherwise `_core.task_id` over an
-    empty checkpoint id, which hashes exactly the concatenated parts (dashes removed).
-    TODO(core): export `_core.xxh3_128_hexdigest(data: bytes) -> str`.
-    """
-    global _xxh3_impl
-    if _xxh3_impl is None:
-        from warpgraph import _core
-
-        direct = getattr(_core, "xxh3_128_hexdigest", None)
-        if direct is not None:
-            _xxh3_impl = direct
-        else:
-            task_id = _core.task_id
-
-            def _via_task_id(data: bytes) -> str:
-                return task_id("", (data,), 4).replace("-", "")
-
-            _xxh3_impl = _via_task_id
-    return _xxh3_impl(data)
-
-
-_xxh3_impl: Callable[[bytes], str] | None = None
+    return xxh3_128_hexdigest(data)
 
 # Errors that are not worth retrying by default (bugs or permanent failures).
 _NOT_RETRIED: tuple[type[BaseException], ...] = (

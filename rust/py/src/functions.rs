@@ -12,6 +12,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(uuid6, m)?)?;
     m.add_function(wrap_pyfunction!(pack_checkpoint_envelope, m)?)?;
     m.add_function(wrap_pyfunction!(unpack_checkpoint_envelope, m)?)?;
+    m.add_function(wrap_pyfunction!(xxh3_128_hexdigest, m)?)?;
     Ok(())
 }
 
@@ -316,4 +317,12 @@ fn unpack_checkpoint_envelope<'py>(py: Python<'py>, data: &[u8]) -> PyResult<Bou
     value
         .cast_into::<PyDict>()
         .map_err(|_| invalid(r.error("expected a msgpack map")))
+}
+
+// ---------------------------------------------------------------- plain hashing
+
+/// xxh3_128 of `data` as 32 lowercase hex digits (interrupt ids, namespace hashes).
+#[pyfunction]
+fn xxh3_128_hexdigest(data: &[u8]) -> String {
+    warpgraph_core::ids::xxh3_128_hex(data)
 }
