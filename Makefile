@@ -4,7 +4,7 @@ VENV ?= .venv
 VPY := $(VENV)/bin/python
 WHEEL_DIR := dist
 
-.PHONY: help venv build dev example test test-rust test-python lint format bench clean
+.PHONY: help venv build dev example test test-rust test-python postgres lint format bench clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -28,13 +28,16 @@ dev: venv ## fast editable debug build for iterating
 example: build ## install and run the example graph (the main job)
 	$(VPY) examples/quickstart.py
 
+postgres: ## make Debian's PostgreSQL binaries available (tests start their own server)
+	scripts/ensure-postgres.sh
+
 test-rust: ## Rust core unit tests (no interpreter needed)
 	cargo test -q -p warpgraph-core
 
 test-python: ## pytest over tests/ and benches/ (benchmarks run once as tests)
 	$(VPY) -m pytest -q
 
-test: build test-rust test-python ## install everything and run the whole suite
+test: build test-rust postgres test-python ## install everything and run the whole suite
 
 lint: venv ## cargo fmt/clippy + ruff
 	cargo fmt --all --check
