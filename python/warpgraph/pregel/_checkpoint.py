@@ -1,0 +1,254 @@
+"""State snapshots: `get_state` / `get_state_history` (+ async) built from saved checkpoints."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+from warpgraph._internal._constants import (
+    CONF,
+    CONFIG_KEY_CHECKPOINT_ID,
+    CONFIG_KEY_CHECKPOINT_NS,
+    CONFIG_KEY_CHECKPOINTER,
+    CONFIG_KEY_THREAD_ID,
+    INPUT,
+    NS_END,
+    NS_SEP,
+    NULL_TASK_ID,
+)
+from warpgraph.config import ensure_config, merge_configs, recast_checkpoint_ns
+from warpgraph.pregel import _engine
+from warpgraph.pregel._io import read_channels
+from warpgraph.pregel.debug import read_task_statuses, tasks_w_writes
+
+__all__ = ("SnapshotMixin", "patch_checkpoint_map")
+
+
+def patch_checkpoint_map(config: dict | None, metadata: dict | None) -> dict | None:
+    if config is None:
+        return None
+    parents = metadata.get("parents") if metadata else None
+    if not parents:
+        return config
+    conf = config[CONF]
+    return {
+        **config,
+        CONF: {
+            **conf,
+            "checkpoint_map": {
+                **parents,
+                conf[CONFIG_KEY_CHECKPOINT_NS]: conf[CONFIG_KEY_CHECKPOINT_ID],
+            },
+        },
+    }
+
+
+class _SnapTask:
+    """A prepared task as get_state sees it (id, name, path, writes, subgraph flag)."""
+
+    __slots__ = ("id", "name", "path", "subgraphs", "triggers", "writes")
+
+    def __init__(self, id: str, name: str, path: tuple, triggers: tuple, subgraphs: Any) -> None:
+        self.id, self.name, self.path, self.triggers = id, name, path, triggers
+        self.writes: list = []
+        self.subgraphs = subgraphs
+
+
+class SnapshotMixin:
+    """get_state / get_state_history for Pregel."""
+
+    def _state_checkpointer(self, config: dict) -> Any:
+        saver = self._resolve_checkpointer(ensure_config(config))  # type: ignore[attr-defined]
+        if saver is None or saver is True:
+            raise ValueError("No checkpointer set")
+        return saver
+
+    def _snapshot_config(self, config: dict) -> dict:
+        config = merge_configs(self.config, config) if self.config else config  # type: ignore[attr-defined]
+        conf = config[CONF]
+        if CONFIG_KEY_THREAD_ID in conf and not isinstance(conf[CONFIG_KEY_THREAD_ID], str):
+            config = {
+                **config,
+                CONF: {**conf, CONFIG_KEY_THREAD_ID: str(conf[CONFIG_KEY_THREAD_ID])},
+            }
+        return config
+
+    def _prepare_snapshot(
+        self, config: dict, saved: Any, *, live: bool = False, states: dict | None = None
+    ) -> Any:
+        from warpgraph.types import StateSnapshot
+
+        if not saved:
+            return StateSnapshot({}, (), config, None, None, None, (), ())
+        cp = saved.checkpoint
+        self._migrate_checkpoint(cp)  # type: ignore[attr-defined]
+        step = saved.metadata.get("step", -1) + 1
+        engine = _engine.Engine(self._graph_spec, cp)  # type: ignore[attr-defined]
+        parent_ns = saved.config[CONF].get(CONFIG_KEY_CHECKPOINT_NS, "")
+        nodes = self.nodes  # type: ignore[attr-defined]
+        tasks = {}
+        for tid, name, path, trig, _val in engine.prepare_next_tasks(
+            cp["id"], parent_ns, step, cp.get("v", 4)
+        ):
+            if path[0] == "__pregel_push":
+                path = ("__pregel_push", path[1], False)
+            tasks[tid] = _SnapTask(tid, name, path, trig, nodes[name].subgraphs)
+        pending = saved.pending_writes or []
+        if states is None:
+            states = {}
+            for t in tasks.values():
+                if t.subgraphs:
+                    ns = f"{t.name}{NS_END}{t.id}"
+                    if parent_ns:
+                        ns = f"{parent_ns}{NS_SEP}{ns}"
+                    states[t.id] = {
+                        CONF: {
+                            "thread_id": saved.config[CONF]["thread_id"],
+                            CONFIG_KEY_CHECKPOINT_NS: ns,
+                        }
+                    }
+        if null_writes := [w[1:] for w in pending if w[0] == NULL_TASK_ID]:
+            engine.apply_writes([(INPUT, (), (), null_writes)], None)
+        if live and pending:
+            for tid, st in read_task_statuses(pending).items():
+                if tid in tasks:
+                    tasks[tid].writes.extend(st.output)
+            if done := [t for t in tasks.values() if t.writes]:
+                engine.apply_writes(
+                    [(t.name, t.path, t.triggers, list(t.writes)) for t in done], None
+                )
+        keys = self.stream_channels_asis  # type: ignore[attr-defined]
+        tww = tasks_w_writes(tasks.values(), pending, states, keys, live=live)
+        return StateSnapshot(
+            read_channels(engine, keys),
+            tuple(t.name for t in tasks.values() if not t.writes),
+            patch_checkpoint_map(saved.config, saved.metadata),
+            saved.metadata,
+            cp["ts"],
+            patch_checkpoint_map(saved.parent_config, saved.metadata),
+            tww,
+            tuple(i for t in tww for i in t.interrupts),
+        )
+
+    def _subgraph_for_namespace(self, config: dict, saver: Any) -> tuple[Any, dict] | None:
+        """The subgraph a namespaced config addresses (lending it `saver`), else None."""
+        ns = config[CONF].get(CONFIG_KEY_CHECKPOINT_NS, "")
+        if not ns or CONFIG_KEY_CHECKPOINTER in config[CONF]:
+            return None
+        for _, g in self.get_subgraphs(namespace=recast_checkpoint_ns(ns), recurse=True):  # type: ignore[attr-defined]
+            return g, {**config, CONF: {**config[CONF], CONFIG_KEY_CHECKPOINTER: saver}}
+        return None
+
+    def _sub_configs(self, saved: Any, saver: Any) -> dict:
+        """Per task with a subgraph: the config that reads the subgraph's own state."""
+        if not saved:
+            return {}
+        cp = saved.checkpoint
+        parent_ns = saved.config[CONF].get(CONFIG_KEY_CHECKPOINT_NS, "")
+        engine = _engine.Engine(self._graph_spec, cp)  # type: ignore[attr-defined]
+        out = {}
+        for tid, name, _p, _t, _v in engine.prepare_next_tasks(
+            cp["id"], parent_ns, saved.metadata.get("step", -1) + 1, cp.get("v", 4)
+        ):
+            subs = self.nodes[name].subgraphs  # type: ignore[attr-defined]
+            if subs:
+                ns = f"{name}{NS_END}{tid}"
+                if parent_ns:
+                    ns = f"{parent_ns}{NS_SEP}{ns}"
+                out[tid] = (
+                    subs[0],
+                    {
+                        CONF: {
+                            CONFIG_KEY_CHECKPOINTER: saver,
+                            "thread_id": saved.config[CONF]["thread_id"],
+                            CONFIG_KEY_CHECKPOINT_NS: ns,
+                        }
+                    },
+                )
+        return out
+
+    def get_state(self, config: dict, *, subgraphs: bool = False) -> Any:
+        """The thread's latest (or the addressed) StateSnapshot."""
+        saver = self._state_checkpointer(config)
+        if sub := self._subgraph_for_namespace(config, saver):
+            return sub[0].get_state(sub[1], subgraphs=subgraphs)
+        config = self._own(self._snapshot_config(config))
+        saved = saver.get_tuple(config)
+        states = None
+        if subgraphs:
+            states = {
+                tid: g.get_state(c, subgraphs=True)
+                for tid, (g, c) in self._sub_configs(saved, saver).items()
+            }
+        return self._prepare_snapshot(
+            config, saved, live=CONFIG_KEY_CHECKPOINT_ID not in config[CONF], states=states
+        )
+
+    async def aget_state(self, config: dict, *, subgraphs: bool = False) -> Any:
+        saver = self._state_checkpointer(config)
+        if sub := self._subgraph_for_namespace(config, saver):
+            return await sub[0].aget_state(sub[1], subgraphs=subgraphs)
+        config = self._own(self._snapshot_config(config))
+        saved = await saver.aget_tuple(config)
+        states = None
+        if subgraphs:
+            states = {
+                tid: await g.aget_state(c, subgraphs=True)
+                for tid, (g, c) in self._sub_configs(saved, saver).items()
+            }
+        return self._prepare_snapshot(
+            config, saved, live=CONFIG_KEY_CHECKPOINT_ID not in config[CONF], states=states
+        )
+
+    def _own(self, config: dict) -> dict:
+        return self._own_checkpoint_config(config)  # type: ignore[attr-defined]
+
+    def _history_config(self, config: dict) -> dict:
+        config = ensure_config(config)
+        return merge_configs(
+            self.config,
+            config,
+            {
+                CONF: {  # type: ignore[attr-defined]
+                    CONFIG_KEY_CHECKPOINT_NS: config[CONF].get(CONFIG_KEY_CHECKPOINT_NS, ""),
+                    CONFIG_KEY_THREAD_ID: str(config[CONF][CONFIG_KEY_THREAD_ID]),
+                }
+            },
+        )
+
+    def get_state_history(
+        self,
+        config: dict,
+        *,
+        filter: dict | None = None,
+        before: dict | None = None,
+        limit: int | None = None,
+    ) -> Iterator[Any]:
+        """Snapshots of the thread, newest first."""
+        saver = self._state_checkpointer(config)
+        if sub := self._subgraph_for_namespace(ensure_config(config), saver):
+            yield from sub[0].get_state_history(sub[1], filter=filter, before=before, limit=limit)
+            return
+        config = self._own(self._history_config(config))
+        for tup in list(saver.list(config, before=before, limit=limit, filter=filter)):
+            yield self._prepare_snapshot(tup.config, tup)
+
+    async def aget_state_history(
+        self,
+        config: dict,
+        *,
+        filter: dict | None = None,
+        before: dict | None = None,
+        limit: int | None = None,
+    ) -> AsyncIterator[Any]:
+        saver = self._state_checkpointer(config)
+        if sub := self._subgraph_for_namespace(ensure_config(config), saver):
+            async for s in sub[0].aget_state_history(
+                sub[1], filter=filter, before=before, limit=limit
+            ):
+                yield s
+            return
+        config = self._own(self._history_config(config))
+        tups = [t async for t in saver.alist(config, before=before, limit=limit, filter=filter)]
+        for tup in tups:
+            yield self._prepare_snapshot(tup.config, tup)

@@ -1,0 +1,201 @@
+"""Input mapping (incl. Command), output reading and stream chunk mapping."""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from warpgraph._internal._constants import (
+    ERROR,
+    INTERRUPT,
+    NULL_TASK_ID,
+    RESUME,
+    RETURN,
+    TAG_HIDDEN,
+    TASKS,
+)
+from warpgraph._internal._typing import MISSING
+from warpgraph.errors import EmptyChannelError, InvalidUpdateError
+
+logger = logging.getLogger("warpgraph")
+_START = "__start__"
+
+
+def read_channels(engine: Any, select: str | Sequence[str]) -> Any:
+    """LangGraph's read_channels: a str -> value or None; a list -> available values."""
+    if isinstance(select, str):
+        try:
+            return engine.read(select)
+        except EmptyChannelError:
+            return None
+    return engine.read(list(select) if not isinstance(select, list) else select)
+
+
+def map_command(cmd: Any) -> Iterator[tuple[str, str, Any]]:
+    """Command input -> (NULL_TASK_ID, channel, value) writes."""
+    from warpgraph.types import Command, Send
+
+    if cmd.graph == Command.PARENT:
+        raise InvalidUpdateError("There is no parent graph")
+    if cmd.goto:
+        gotos = cmd.goto if isinstance(cmd.goto, (tuple, list)) else [cmd.goto]
+        for g in gotos:
+            if isinstance(g, Send):
+                yield (NULL_TASK_ID, TASKS, g)
+            elif isinstance(g, str):
+                yield (NULL_TASK_ID, f"branch:to:{g}", _START)
+            else:
+                raise TypeError(f"In Command.goto, expected Send/str, got {type(g).__name__}")
+    if cmd.resume is not None:
+        yield (NULL_TASK_ID, RESUME, cmd.resume)
+    if cmd.update:
+        for k, v in cmd._update_as_tuples():
+            yield (NULL_TASK_ID, k, v)
+
+
+def map_input(input_channels: str | Sequence[str], chunk: Any) -> list[tuple[str, Any]]:
+    """Graph input -> writes to the input channels."""
+    if chunk is None:
+        return []
+    if isinstance(input_channels, str):
+        return [(input_channels, chunk)]
+    if not isinstance(chunk, dict):
+        raise TypeError(f"Expected chunk to be a dict, got {type(chunk).__name__}")
+    out = []
+    for k in chunk:
+        if k in input_channels:
+            out.append((k, chunk[k]))
+        else:
+            logger.warning(f"Input channel {k} not found in {input_channels}")
+    return out
+
+
+def is_hidden(task: Any) -> bool:
+    tags = task.config.get("tags") if task.config else None
+    return bool(tags) and TAG_HIDDEN in tags
+
+
+def map_output_updates(
+    output_channels: str | Sequence[str],
+    tasks: list[tuple[Any, Sequence[tuple[str, Any]]]],
+    cached: bool = False,
+) -> dict[str, Any] | None:
+    """The `updates` chunk for finished tasks, or None when there is nothing to emit."""
+    out_tasks = [
+        (t, ww)
+        for t, ww in tasks
+        if not is_hidden(t) and ww[0][0] != ERROR and ww[0][0] != INTERRUPT
+    ]
+    if not out_tasks:
+        return None
+    single = output_channels if isinstance(output_channels, str) else None
+    keys = None if single is not None else frozenset(output_channels)
+    grouped: dict[str, Any] = {t.name: [] for t, _ in out_tasks}
+    for task, writes in out_tasks:
+        rtn = MISSING
+        for c, v in writes:
+            if c == RETURN:
+                rtn = v
+                break
+        if rtn is not MISSING:
+            grouped[task.name].append(rtn)
+        elif keys is None:
+            grouped[task.name].extend(v for c, v in writes if c == single)
+        elif any(c in keys for c, _ in writes):
+            counts = Counter(c for c, _ in writes)
+            if any(n > 1 for c, n in counts.items() if c in keys):
+                grouped[task.name].extend({c: v} for c, v in writes if c in keys)
+            else:
+                grouped[task.name].append({c: v for c, v in writes if c in keys})
+    for node, vals in grouped.items():
+        grouped[node] = None if not vals else vals[0] if len(vals) == 1 else vals
+    if cached:
+        grouped["__metadata__"] = {"cached": cached}
+    return grouped
+
+
+def interrupt_chunk(writes: Sequence[tuple[str, Any]]) -> dict[str, tuple]:
+    """`{"__interrupt__": (Interrupt, ...)}` from a task's INTERRUPT writes."""
+    return {
+        INTERRUPT: tuple(
+            v for c, w in writes if c == INTERRUPT for v in (w if isinstance(w, Sequence) else (w,))
+        )
+    }
+
+
+def discard(_: Any) -> None:
+    """The invoke path's own stream: values are tracked on the loop (`latest_values`)."""
+
+
+def latest_output(loop: Any) -> Any:
+    latest = loop.latest_values
+    if latest is MISSING:
+        latest = None
+    if loop.captured:
+        return (
+            {**latest, INTERRUPT: list(loop.captured)}
+            if isinstance(latest, dict)
+            else {INTERRUPT: list(loop.captured)}
+        )
+    return latest
+
+
+def invoke_result(chunks: list, stream_mode: Any, version: str) -> Any:
+    if stream_mode != "values":
+        return chunks
+    latest = None
+    interrupts: list = []
+    for c in chunks:
+        if version == "v2":
+            latest = c["data"]
+            interrupts.extend(c.get("interrupts", ()))
+    if version == "v2":
+        from warpgraph.types import GraphOutput
+
+        return GraphOutput(value=latest, interrupts=tuple(interrupts))
+    return latest
+
+
+def map_output_chunk(
+    chunk: tuple, stream_mode: Any, print_mode: Any, subgraphs: bool, version: str
+) -> Iterator[Any]:
+    """One `(namespace, mode, payload)` chunk in the shape `stream()` yields (print_mode
+    chunks are printed like LangGraph)."""
+    ns, mode, payload = chunk
+    if mode in print_mode:
+        from warpgraph.pregel.debug import get_bolded_text, get_colored_text
+
+        parts = [get_bolded_text(f"[{mode}]")]
+        if subgraphs and ns:
+            parts.append(get_colored_text(f"[graph={ns}]", color="yellow"))
+        parts.append(repr(payload))
+        print(" ".join(parts))
+    if mode not in stream_mode:
+        return
+    if version == "v2":
+        if mode == "values":
+            ints = payload.pop(INTERRUPT, ()) if isinstance(payload, dict) else ()
+            yield {"type": mode, "ns": ns, "data": payload, "interrupts": ints}
+        else:
+            yield {"type": mode, "ns": ns, "data": payload}
+    elif subgraphs and isinstance(stream_mode, list):
+        yield (ns, mode, payload)
+    elif isinstance(stream_mode, list):
+        yield (mode, payload)
+    elif subgraphs:
+        yield (ns, payload)
+    else:
+        yield payload
+
+
+__all__ = (
+    "RESUME",
+    "interrupt_chunk",
+    "is_hidden",
+    "map_command",
+    "map_input",
+    "map_output_updates",
+    "read_channels",
+)

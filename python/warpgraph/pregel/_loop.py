@@ -1,0 +1,729 @@
+"""The super-step loop: one generator-style step machine driven by a sync or an async driver.
+
+`PregelLoop.run()` yields operations: `(RUN, tasks)` (run one step's tasks) and saver calls
+`("get_tuple"|"put"|"put_writes", *args)`. The drivers in `_drive.py` perform them: the sync
+one directly, the async one awaiting the runner / the saver's `a*` methods. Everything else
+(LangGraph's loop lifecycle: input, resume, interrupts, checkpoints, streaming) lives here
+once; task construction is in `_algo.py`, the per-step bookkeeping in the Engine.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Generator, Sequence
+from typing import Any
+
+from warpgraph._internal._constants import (
+    CONF,
+    CONFIG_KEY_CHECKPOINT_ID,
+    CONFIG_KEY_CHECKPOINT_MAP,
+    CONFIG_KEY_CHECKPOINT_NS,
+    CONFIG_KEY_REPLAY_STATE,
+    CONFIG_KEY_RESUME_MAP,
+    CONFIG_KEY_RESUMING,
+    CONFIG_KEY_RUNTIME,
+    CONFIG_KEY_SCRATCHPAD,
+    CONFIG_KEY_STREAM,
+    CONFIG_KEY_TASK_ID,
+    CONFIG_KEY_THREAD_ID,
+    ERROR,
+    INPUT,
+    INTERRUPT,
+    NO_WRITES,
+    NS_END,
+    NS_SEP,
+    NULL_TASK_ID,
+    PUSH,
+    RESUME,
+    TASKS,
+)
+from warpgraph._internal._scratchpad import PregelScratchpad
+from warpgraph._internal._typing import MISSING
+from warpgraph.errors import EmptyInputError, GraphBubbleUp, GraphInterrupt
+from warpgraph.pregel import _engine
+from warpgraph.pregel._algo import (
+    CONTROL_WRITES,
+    WRITES_IDX_MAP,
+    fast_id,
+    id_prefix,
+    is_hidden_task,
+    is_xxh3,
+    make_tasks,
+    now,
+    sanitize_send,
+    task_base_config,
+)
+from warpgraph.pregel._io import (
+    interrupt_chunk,
+    map_command,
+    map_input,
+    map_output_updates,
+    read_channels,
+)
+from warpgraph.pregel.debug import (
+    map_debug_checkpoint,
+    map_debug_task_results,
+    map_debug_tasks,
+    read_task_statuses,
+)
+from warpgraph.types import Command, Send
+
+RUN = "run"
+
+
+class Stream:
+    """Where the loop puts `(namespace, mode, payload)` chunks; `modes` filters them."""
+
+    __slots__ = ("modes", "put")
+
+    def __init__(self, put: Callable[[tuple], None], modes: set[str]) -> None:
+        self.put = put
+        self.modes = modes
+
+
+def duplex(*streams: Stream) -> Stream:
+    """One stream feeding several (each gets only its own modes)."""
+
+    def put(chunk: tuple) -> None:
+        for s in streams:
+            if chunk[1] in s.modes:
+                s.put(chunk)
+
+    return Stream(put, {m for s in streams for m in s.modes})
+
+
+class PregelLoop:
+    """Per-run state and LangGraph's loop lifecycle as a step machine (see module doc)."""
+
+    def __init__(
+        self,
+        graph: Any,
+        input: Any,
+        *,
+        config: dict,
+        checkpointer: Any,
+        store: Any,
+        stream: Stream | None,
+        output_keys: Any,
+        stream_keys: Any,
+        interrupt_before: Any,
+        interrupt_after: Any,
+        durability: str,
+        capture_interrupts: list | None = None,
+    ) -> None:
+        self.graph = graph
+        self.input = input
+        self.config = config
+        self.conf = conf = config[CONF]
+        self.saver = checkpointer
+        self.store = store
+        self.output_keys = output_keys
+        self.stream_keys = stream_keys
+        self.interrupt_before = interrupt_before
+        self.interrupt_after = interrupt_after
+        self.durability = durability
+        self.is_nested = CONFIG_KEY_TASK_ID in conf
+        self.captured = capture_interrupts
+        self.status = "input"
+        self.output: Any = None
+        self.tasks: dict[str, Any] = {}
+        self.pending_writes: list[tuple[str, str, Any]] = []
+        self._pending_ids: set[str] = set()
+        self._io: list[tuple] = []
+        if CONFIG_KEY_STREAM in conf:  # a parent streaming with subgraphs=True
+            parent = conf[CONFIG_KEY_STREAM]
+            stream = duplex(stream, parent) if stream is not None else parent
+        self.stream = stream
+        self.modes = stream.modes if stream is not None else frozenset()
+        # invoke (capture_interrupts given) keeps the latest values chunk without a stream
+        self._track_values = capture_interrupts is not None
+        self._want_tasks = self._wants("tasks")
+        self._want_values = "values" in self.modes
+        self._values_keys = output_keys if isinstance(output_keys, str) else list(output_keys)
+        self._want_ckpt = checkpointer is not None and self._wants("checkpoints")
+        sp = conf.get(CONFIG_KEY_SCRATCHPAD)
+        if isinstance(sp, PregelScratchpad) and (cnt := sp.subgraph_counter()):
+            # a task's second (third, ...) subgraph call gets its own namespace: "ns|1"
+            ns = NS_SEP.join((conf[CONFIG_KEY_CHECKPOINT_NS], str(cnt)))
+            conf = self.conf = {**conf, CONFIG_KEY_CHECKPOINT_NS: ns}
+            self.config = {**config, CONF: conf}
+        if not self.is_nested and conf.get(CONFIG_KEY_CHECKPOINT_NS):
+            conf = self.conf = {
+                **conf,
+                CONFIG_KEY_CHECKPOINT_NS: "",
+                CONFIG_KEY_CHECKPOINT_ID: None,
+            }
+            self.config = {**self.config, CONF: conf}
+        ns = conf.get(CONFIG_KEY_CHECKPOINT_NS) or ""
+        self.parent_ns = ns
+        self.ns = tuple(ns.split(NS_SEP)) if ns else ()
+        cmap = conf.get(CONFIG_KEY_CHECKPOINT_MAP)
+        if cmap and ns in cmap:
+            self.checkpoint_config = {
+                **self.config,
+                CONF: {**conf, CONFIG_KEY_CHECKPOINT_ID: cmap[ns]},
+            }
+        else:
+            self.checkpoint_config = self.config
+        tid = self.checkpoint_config[CONF].get(CONFIG_KEY_THREAD_ID)
+        if tid is not None and not isinstance(tid, str):
+            cc = self.checkpoint_config
+            self.checkpoint_config = {**cc, CONF: {**cc[CONF], CONFIG_KEY_THREAD_ID: str(tid)}}
+        self.prev_checkpoint_config = None
+        self._addressed = bool(self.checkpoint_config[CONF].get(CONFIG_KEY_CHECKPOINT_ID))
+        if checkpointer is not None:
+            self.next_version: Any = checkpointer.get_next_version
+            if type(checkpointer).get_next_version is _saver_next_version():
+                self.next_version = "str"
+        else:
+            self.next_version = "int"
+        self._id_base = id_prefix()
+        self._nodes = graph._node_info
+        self._task_base = task_base_config(self.config)
+        self._out_set = frozenset((output_keys,) if isinstance(output_keys, str) else output_keys)
+        self._written = False
+        self._thread_id = self.checkpoint_config[CONF].get(CONFIG_KEY_THREAD_ID)
+        rid = config.get("run_id")
+        self._run_id = str(rid) if rid else None
+        self._previous = None
+        self._untracked = graph._untracked_channels
+        self._spec = graph._graph_spec
+        self._step_cache: Any = None
+        # LangGraph's loop.updated_channels as stored in checkpoints: None until the input
+        # or a step is applied (a fork checkpoint saved on resume stores None)
+        self._cp_updated: list[str] | None = None
+        self.subgraph_stream = False
+
+    # ------------------------------------------------------------------ emit helpers
+    def _emit(self, mode: str, payload: Any) -> None:
+        s = self.stream
+        if mode in s.modes:
+            s.put((self.ns, mode, payload))
+        if mode in ("checkpoints", "tasks") and "debug" in s.modes:
+            s.put(
+                (
+                    self.ns,
+                    "debug",
+                    {
+                        "step": self.step - 1 if mode == "checkpoints" else self.step,
+                        "timestamp": now(),
+                        "type": "checkpoint"
+                        if mode == "checkpoints"
+                        else "task_result"
+                        if "result" in payload
+                        else "task",
+                        "payload": payload,
+                    },
+                )
+            )
+
+    def _wants(self, mode: str) -> bool:
+        m = self.modes
+        return mode in m or (mode in ("checkpoints", "tasks") and "debug" in m)
+
+    def _emit_values(self, writes: Any) -> None:
+        """values chunk after a step: `writes` True or the step's writes."""
+        if not (self._want_values or self._track_values):
+            return
+        if writes is not True:
+            out = self._out_set
+            for c, _ in writes:
+                if c in out:
+                    break
+            else:
+                return
+        keys = self._values_keys
+        vals = self.engine.read(keys) if type(keys) is list else read_channels(self.engine, keys)
+        if self._want_values:
+            self._emit("values", vals)
+        self.latest_values = vals
+
+    # ------------------------------------------------------------------ the step machine
+    def run(self) -> Generator[tuple, Any, None]:
+        """Drive with `send`/`throw`; see module doc."""
+        try:
+            yield from self._enter()
+            saver = self.saver
+            while self._tick():
+                runnable = [t for t in self.tasks.values() if not t.writes]
+                if runnable:
+                    try:
+                        yield (RUN, runnable)
+                    except GeneratorExit:
+                        raise
+                    except BaseException:
+                        yield from self._flush_io()  # finished tasks' writes are kept
+                        raise
+                    if self._io:
+                        yield from self._flush_io()
+                tasks = self._apply_step()
+                if saver is None:
+                    # nothing to save: only the step and the id (task ids hash it) move on
+                    self.checkpoint_id = fast_id(self._id_base, self.step)
+                    self.step += 1
+                else:
+                    yield from self._put_checkpoint({"source": "loop"})
+                self._check_interrupt_after(tasks)
+        except GeneratorExit:
+            raise  # the consumer stopped iterating: nothing more may be yielded
+        except BaseException as exc:
+            suppressed = yield from self._exit(exc)
+            if not suppressed:
+                raise
+        else:
+            yield from self._exit(None)
+
+    def _flush_io(self) -> Generator[tuple, Any, None]:
+        while self._io:
+            ops, self._io = self._io, []
+            yield from ops
+
+    # ------------------------------------------------------------------ enter / first
+    def _enter(self) -> Generator[tuple, Any, None]:
+        saved = None
+        if self.saver is not None:
+            saved = yield ("get_tuple", self.checkpoint_config)
+        conf_cc = self.checkpoint_config
+        if saved is None:
+            checkpoint = None
+            self.checkpoint_id = self.checkpoint_id_saved = (
+                _engine.uuid6(-2) if self.saver is not None else fast_id(self._id_base, 0xFFFE)
+            )
+            self.checkpoint_metadata: dict = {"step": -2}
+            self.checkpoint_config = {
+                **conf_cc,
+                CONF: {CONFIG_KEY_CHECKPOINT_NS: "", **conf_cc.get(CONF, {})},
+            }
+        else:
+            checkpoint = saved.checkpoint
+            self.graph._migrate_checkpoint(checkpoint)
+            self.checkpoint_config = {
+                **conf_cc,
+                **saved.config,
+                CONF: {
+                    CONFIG_KEY_CHECKPOINT_NS: "",
+                    **conf_cc.get(CONF, {}),
+                    **saved.config.get(CONF, {}),
+                },
+            }
+            self.prev_checkpoint_config = saved.parent_config
+            self.checkpoint_id = self.checkpoint_id_saved = checkpoint["id"]
+            self.checkpoint_metadata = saved.metadata
+            self.pending_writes = [(str(t), c, v) for t, c, v in (saved.pending_writes or ())]
+            self._pending_ids = {w[0] for w in self.pending_writes}
+        self.checkpoint_v = checkpoint.get("v", 4) if checkpoint else 4
+        self.engine = _engine.Engine(self._spec, checkpoint)
+        self.has_versions = bool(checkpoint and checkpoint.get("channel_versions"))
+        self.step = self.checkpoint_metadata["step"] + 1
+        self.stop = self.step + self.config["recursion_limit"] + 1
+        self.checkpoint_previous_versions = (
+            dict(checkpoint["channel_versions"]) if checkpoint else {}
+        )
+        self.latest_values: Any = MISSING
+        if checkpoint and "__previous__" in (checkpoint.get("channel_values") or {}):
+            self._previous = checkpoint["channel_values"]["__previous__"]
+        yield from self._first()
+
+    def _first(self) -> Generator[tuple, Any, None]:
+        conf = self.conf
+        inp = self.input
+        is_cmd = isinstance(inp, Command)
+        is_resuming = self.has_versions and bool(
+            conf.get(
+                CONFIG_KEY_RESUMING,
+                inp is None
+                or is_cmd
+                or (
+                    not self.is_nested
+                    and self.config.get("metadata", {}).get("run_id")
+                    == self.checkpoint_metadata.get("run_id", MISSING)
+                ),
+            )
+        )
+        time_travel = self._addressed and not (
+            (is_cmd and inp.resume is not None) or conf.get(CONFIG_KEY_RESUMING, False)
+        )
+        self.is_replaying = time_travel
+        if time_travel:
+            self.pending_writes = [w for w in self.pending_writes if w[1] != RESUME]
+        forks = (
+            is_resuming
+            and time_travel
+            and self.checkpoint_metadata.get("source") not in ("update", "fork")
+        )
+        carried: list[tuple[str, str, Any]] = []
+        if is_cmd:
+            resume_is_map = False
+            if inp.resume is not None:
+                if self.saver is None:
+                    raise RuntimeError("Cannot use Command(resume=...) without checkpointer")
+                resume = inp.resume
+                if isinstance(resume, dict) and all(is_xxh3(k) for k in resume):
+                    resume_is_map = True
+                    conf[CONFIG_KEY_RESUME_MAP] = resume
+                elif len(self._pending_interrupts()) > 1:
+                    raise RuntimeError(
+                        "When there are multiple pending interrupts, you must specify the interrupt id when resuming. "
+                        "Docs: https://docs.langchain.com/oss/python/langgraph/interrupts#handling-multiple-interrupts."
+                    )
+            grouped: dict[str, list] = {}
+            for tid, c, v in map_command(inp):
+                if not (c == RESUME and resume_is_map):
+                    grouped.setdefault(tid, []).append((c, v))
+            if not grouped and not resume_is_map:
+                raise EmptyInputError("Received empty Command input")
+            for tid, ws in grouped.items():
+                if forks:
+                    carried.extend((tid, c, v) for c, v in ws)
+                else:
+                    self.put_writes(tid, ws)
+            yield from self._flush_io()
+        null_writes = [(c, v) for t, c, v in (*self.pending_writes, *carried) if t == NULL_TASK_ID]
+        hint = self.engine.updated_channels()
+        if null_writes:
+            upd = self.engine.apply_writes([(INPUT, (), (), null_writes)], self.next_version)
+            self._set_hint(hint, upd)
+        if is_resuming:
+            self.engine.mark_interrupt_seen()
+            if forks:
+                self.pending_writes = [w for w in self.pending_writes if w[1] != INTERRUPT]
+                yield from self._put_checkpoint({"source": "fork"})
+            self._emit_values(True)
+        elif input_writes := map_input(self.graph.input_channels, inp):
+            discard = self.engine.prepare_next_tasks(
+                self.checkpoint_id, self.parent_ns, self.step, self.checkpoint_v
+            )
+            self._cp_updated = self.engine.apply_writes(
+                [
+                    *((n, p, trig, ()) for _i, n, p, trig, _v in discard),
+                    (INPUT, (), (), input_writes),
+                ],
+                self.next_version,
+            )
+            yield from self._put_checkpoint({"source": "input"})
+        elif CONFIG_KEY_RESUMING not in conf:
+            ic = self.graph.input_channels
+            raise EmptyInputError(f"Received no input for {ic}")
+        if not self.is_nested:
+            self.conf = {
+                **self.conf,
+                CONFIG_KEY_RESUMING: is_resuming,
+                CONFIG_KEY_REPLAY_STATE: None,
+            }
+        if self.subgraph_stream:
+            self.conf = {**self.conf, CONFIG_KEY_STREAM: self.stream}
+        self.config = {**self.config, CONF: self.conf}
+        self.status = "pending"
+
+    def _set_hint(self, before: list[str], added: list[str]) -> None:
+        """LangGraph keeps the loaded hint plus the null writes' channels (none loaded: a
+        full scan); the engine only keeps the last apply's, so restore the union."""
+        setter = getattr(self.engine, "set_updated_channels", None)
+        if setter is not None:
+            setter(sorted(set(before) | set(added)) if before else [])
+
+    def _pending_interrupts(self) -> set[str]:
+        return {
+            i.id
+            for st in read_task_statuses(self.pending_writes).values()
+            for i in st.pending_interrupts
+        }
+
+    # ------------------------------------------------------------------ tick
+    def _tick(self) -> bool:
+        if self.step > self.stop:
+            self.status = "out_of_steps"
+            self._prepare_tasks()
+            return False
+        self._prepare_tasks()
+        if not self.tasks:
+            self.status = "done"
+            return False
+        if not self.is_replaying and self.pending_writes:
+            self._reapply_writes()
+        if self.interrupt_before and self.engine.should_interrupt(
+            self.interrupt_before, [(t.name, is_hidden_task(t)) for t in self.tasks.values()]
+        ):
+            self.status = "interrupt_before"
+            raise GraphInterrupt()
+        if self._want_tasks:
+            for p in map_debug_tasks(self.tasks.values()):
+                self._emit("tasks", p)
+        for t in self.tasks.values():
+            if t.writes:
+                self._output_writes(t, t.writes, cached=True)
+        return True
+
+    def _prepare_tasks(self) -> None:
+        raw = self.engine.prepare_next_tasks(
+            self.checkpoint_id, self.parent_ns, self.step, self.checkpoint_v
+        )
+        self.tasks = make_tasks(self, raw)
+        if self._want_ckpt:
+            cc = self.checkpoint_config
+            self._emit(
+                "checkpoints",
+                map_debug_checkpoint(
+                    {**cc, CONF: {**cc[CONF], CONFIG_KEY_CHECKPOINT_ID: self.checkpoint_id}},
+                    read_channels(self.engine, self.stream_keys),
+                    self.checkpoint_metadata,
+                    list(self.tasks.values()),
+                    self.pending_writes,
+                    self.prev_checkpoint_config,
+                    self.output_keys,
+                ),
+            )
+
+    def _reapply_writes(self) -> None:
+        tasks = self.tasks
+        for tid, st in read_task_statuses(w for w in self.pending_writes if w[0] in tasks).items():
+            tasks[tid].writes.extend(st.output)
+
+    # ------------------------------------------------------------------ task results
+    def on_task_done(self, task: Any, exc: BaseException | None) -> None:
+        """Runner callback: turn a finished task into put_writes (LangGraph's commit)."""
+        if exc is not None:
+            if isinstance(exc, GraphInterrupt):
+                if exc.args and exc.args[0]:
+                    ws = [(INTERRUPT, exc.args[0])]
+                    ws.extend(w for w in task.writes if w[0] == RESUME)
+                    self.put_writes(task.id, ws)
+            elif isinstance(exc, GraphBubbleUp):
+                pass
+            else:
+                task.writes.append((ERROR, exc))
+                self.put_writes(task.id, task.writes)
+        else:
+            ws = task.writes
+            if not ws or (ws[0][0] in CONTROL_WRITES and all(c in CONTROL_WRITES for c, _ in ws)):
+                ws.append((NO_WRITES, None))
+            self.put_writes(task.id, task.writes)
+
+    def put_writes(self, task_id: str, writes: Sequence[tuple[str, Any]]) -> None:
+        if not writes:
+            return
+        self._written = True
+        if self.saver is None and task_id != NULL_TASK_ID:
+            # nothing reads pending writes of a run without a checkpointer except the
+            # interrupt exit path, which only needs to know some exist
+            if self.stream is not None or (self.captured is not None and writes[0][0] == INTERRUPT):
+                task = self.tasks.get(task_id)
+                if task is not None:
+                    self._output_writes(task, writes)
+            return
+        if writes[0][0] in WRITES_IDX_MAP and all(w[0] in WRITES_IDX_MAP for w in writes):
+            writes = list({w[0]: w for w in writes}.values())
+        pw = self.pending_writes
+        if task_id == NULL_TASK_ID:
+            pw = self.pending_writes = [
+                w for w in pw if w[0] != task_id or w[1] not in WRITES_IDX_MAP
+            ]
+            writes = sorted(writes, key=lambda w: w[0] in WRITES_IDX_MAP)
+            to_save = [w[1:] for w in pw if w[0] == task_id] + list(writes)
+        else:
+            if task_id in self._pending_ids:
+                pw = self.pending_writes = [w for w in pw if w[0] != task_id]
+            to_save = writes
+        if self._untracked:
+            to_save = [
+                (c, sanitize_send(v, self._untracked))
+                if c == TASKS and isinstance(v, Send)
+                else (c, v)
+                for c, v in to_save
+                if c not in self._untracked
+            ]
+        self._pending_ids.add(task_id)
+        pw.extend([(task_id, c, v) for c, v in writes])
+        if self.durability != "exit" and self.saver is not None:
+            cc = self.checkpoint_config
+            config = {
+                **cc,
+                CONF: {
+                    **cc[CONF],
+                    CONFIG_KEY_CHECKPOINT_NS: self.parent_ns,
+                    CONFIG_KEY_CHECKPOINT_ID: self.checkpoint_id,
+                },
+            }
+            task = self.tasks.get(task_id)
+            self._io.append(
+                (
+                    "put_writes",
+                    config,
+                    list(to_save),
+                    task_id,
+                    _engine.task_path_str(task.path) if task is not None else "",
+                )
+            )
+        if self.stream is not None or self.captured is not None:
+            task = self.tasks.get(task_id)
+            if task is not None:
+                self._output_writes(task, writes)
+
+    def _output_writes(self, task: Any, writes: Sequence, cached: bool = False) -> None:
+        if is_hidden_task(task):
+            return
+        if writes[0][0] == INTERRUPT:
+            if task.path[0] == PUSH and task.path[-1] is True:
+                return
+            chunk = interrupt_chunk(writes)
+            if self.captured is not None:
+                self.captured.extend(chunk[INTERRUPT])
+            if "updates" in self.modes:
+                self._emit("updates", chunk)
+            if self._want_values or self._track_values:
+                cur = read_channels(self.engine, self.output_keys)
+                if isinstance(cur, dict):
+                    cur[INTERRUPT] = chunk[INTERRUPT]
+                else:
+                    cur = chunk
+                if self._want_values:
+                    self._emit("values", cur)
+                self.latest_values = cur
+        elif writes[0][0] != ERROR and "updates" in self.modes:
+            upd = map_output_updates(self.output_keys, [(task, writes)], cached)
+            if upd is not None:
+                self._emit("updates", upd)
+        if not cached and self._want_tasks:
+            self._emit("tasks", map_debug_task_results(task, writes, self.stream_keys))
+
+    # ------------------------------------------------------------------ after tick
+    def _apply_step(self) -> list:
+        """LangGraph's after_tick up to the checkpoint: apply the step's writes, emit values."""
+        tasks = list(self.tasks.values())
+        updated = self._cp_updated = self.engine.apply_writes(
+            [(t.name, t.path, t.triggers, t.writes) for t in tasks], self.next_version
+        )
+        if (
+            updated
+            and (self._want_values or self._track_values)
+            and not self._out_set.isdisjoint(updated)
+        ):
+            self._emit_values([w for t in tasks for w in t.writes])
+        if self.pending_writes:
+            self.pending_writes = []
+            self._pending_ids = set()
+        self._written = False
+        self.is_replaying = False
+        return tasks
+
+    def _check_interrupt_after(self, tasks: list) -> None:
+        """After the step's checkpoint: interrupt_after, and the first step ends resuming."""
+        if self.interrupt_after and self.engine.should_interrupt(
+            self.interrupt_after, [(t.name, is_hidden_task(t)) for t in tasks]
+        ):
+            self.status = "interrupt_after"
+            self._prepare_tasks()
+            raise GraphInterrupt()
+        if CONFIG_KEY_RESUMING in self.conf:
+            conf = self.conf = {k: v for k, v in self.conf.items() if k != CONFIG_KEY_RESUMING}
+            self.config = {**self.config, CONF: conf}
+
+    def _touches_output(self, updated: list[str]) -> bool:
+        return not self._out_set.isdisjoint(updated)
+
+    # ------------------------------------------------------------------ checkpoints
+    def _put_checkpoint(self, metadata: dict) -> Generator[tuple, Any, None]:
+        exiting = metadata is self.checkpoint_metadata
+        if exiting and self.checkpoint_id == self.checkpoint_id_saved:
+            return
+        if not exiting:
+            metadata["step"] = self.step
+            metadata["parents"] = self.conf.get(CONFIG_KEY_CHECKPOINT_MAP, {})
+            self.checkpoint_metadata = metadata
+        saver = self.saver
+        if saver is None:
+            self.checkpoint_id = fast_id(self._id_base, self.step)
+            self.step += 1
+            return
+        do_cp = exiting or self.durability != "exit"
+        if not exiting:
+            self.checkpoint_id = _engine.uuid6(self.step)
+        if do_cp:
+            cp = self.engine.create_checkpoint(self.checkpoint_id, now(), self._cp_updated)
+            if self._untracked and TASKS in cp["channel_values"]:
+                cp["channel_values"][TASKS] = [
+                    sanitize_send(v, self._untracked) if isinstance(v, Send) else v
+                    for v in cp["channel_values"][TASKS]
+                ]
+            cc = self.checkpoint_config
+            self.prev_checkpoint_config = cc if cc[CONF].get(CONFIG_KEY_CHECKPOINT_ID) else None
+            cc = {**cc, CONF: {**cc[CONF], CONFIG_KEY_CHECKPOINT_NS: self.parent_ns}}
+            new_versions = self.engine.new_versions(self.checkpoint_previous_versions)
+            self.checkpoint_previous_versions = dict(cp["channel_versions"])
+            yield ("put", cc, cp, self.checkpoint_metadata, new_versions)
+            self.checkpoint_config = {
+                **cc,
+                CONF: {**cc[CONF], CONFIG_KEY_CHECKPOINT_ID: self.checkpoint_id},
+            }
+        if not exiting:
+            self.step += 1
+
+    def _put_pending_writes(self) -> Generator[tuple, Any, None]:
+        if self.saver is None or not self.pending_writes:
+            return
+        cc = self.checkpoint_config
+        config = {
+            **cc,
+            CONF: {
+                **cc[CONF],
+                CONFIG_KEY_CHECKPOINT_NS: self.parent_ns,
+                CONFIG_KEY_CHECKPOINT_ID: self.checkpoint_id,
+            },
+        }
+        by_task: dict[str, list] = {}
+        for tid, c, v in self.pending_writes:
+            if c in self._untracked:
+                continue
+            by_task.setdefault(tid, []).append((c, v))
+        for tid, ws in by_task.items():
+            task = self.tasks.get(tid)
+            yield ("put_writes", config, ws, tid, _engine.task_path_str(task.path) if task else "")
+
+    # ------------------------------------------------------------------ exit
+    def _exit(self, exc: BaseException | None) -> Generator[tuple, Any, bool]:
+        if not hasattr(self, "engine"):
+            return False
+        if self.durability == "exit" and (
+            not self.is_nested or exc is not None or all(NS_END not in p for p in self.ns)
+        ):
+            yield from self._put_checkpoint(self.checkpoint_metadata)
+            yield from self._put_pending_writes()
+        if isinstance(exc, GraphInterrupt) and not self.is_nested:
+            if (self.pending_writes or self._written) and any(
+                t.writes for t in self.tasks.values()
+            ):
+                tasks = list(self.tasks.values())
+                upd = self.engine.apply_writes(
+                    [(t.name, t.path, t.triggers, list(t.writes)) for t in tasks], self.next_version
+                )
+                if upd and self._touches_output(upd):
+                    self._emit_values([w for t in tasks for w in t.writes])
+            if not exc.args or not exc.args[0]:
+                payload = exc.args[0] if exc.args else ()
+                if self.captured is not None:
+                    self.captured.extend(payload)
+                if self.stream is not None and "updates" in self.modes:
+                    self._emit("updates", {INTERRUPT: payload})
+            self.output = read_channels(self.engine, self.output_keys)
+            return True
+        if exc is None:
+            self.output = read_channels(self.engine, self.output_keys)
+        return False
+
+
+_SAVER_NV: Any = None
+
+
+def _saver_next_version() -> Any:
+    """InMemorySaver's get_next_version (string versions), which the engine computes natively."""
+    global _SAVER_NV
+    if _SAVER_NV is None:
+        try:
+            from warpgraph.checkpoint.memory import InMemorySaver
+
+            _SAVER_NV = InMemorySaver.get_next_version
+        except ImportError:
+            _SAVER_NV = False
+    return _SAVER_NV
+
+
+__all__ = ("CONFIG_KEY_RUNTIME", "RUN", "PregelLoop", "Stream", "duplex")

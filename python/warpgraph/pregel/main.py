@@ -1,0 +1,487 @@
+"""Pregel: a compiled graph (nodes + channels) and its run methods (invoke/stream + async)."""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from typing import Any
+
+from warpgraph._internal._constants import (
+    CONF,
+    CONFIG_KEY_CHECKPOINT_NS,
+    CONFIG_KEY_CHECKPOINTER,
+    CONFIG_KEY_TASK_ID,
+    NS_SEP,
+    TASKS,
+)
+from warpgraph.channels.base import BaseChannel
+from warpgraph.channels.topic import Topic
+from warpgraph.config import merge_configs
+from warpgraph.errors import ErrorCode, GraphRecursionError, create_error_message
+from warpgraph.pregel import _engine
+from warpgraph.pregel._checkpoint import SnapshotMixin
+from warpgraph.pregel._drive import adrive, drive, setup_loop
+from warpgraph.pregel._io import invoke_result, latest_output, map_output_chunk
+from warpgraph.pregel._loop import PregelLoop
+from warpgraph.pregel._read import NodeBuilder, validate_graph
+from warpgraph.types import RetryPolicy, Send, ensure_valid_checkpointer
+
+__all__ = ("NodeBuilder", "Pregel")
+
+
+class Pregel(SnapshotMixin):
+    """A graph of PregelNodes communicating through channels, run in super-steps."""
+
+    def __init__(
+        self,
+        *,
+        nodes: dict[str, Any],
+        channels: dict[str, Any] | None,
+        auto_validate: bool = True,
+        stream_mode: str = "values",
+        stream_eager: bool = False,
+        output_channels: str | Sequence[str],
+        stream_channels: str | Sequence[str] | None = None,
+        interrupt_after_nodes: Any = (),
+        interrupt_before_nodes: Any = (),
+        input_channels: str | Sequence[str],
+        step_timeout: float | None = None,
+        debug: bool | None = None,
+        checkpointer: Any = None,
+        store: Any = None,
+        cache: Any = None,
+        retry_policy: Any = (),
+        cache_policy: Any = None,
+        context_schema: Any = None,
+        config: dict | None = None,
+        trigger_to_nodes: Mapping[str, Sequence[str]] | None = None,
+        name: str = "LangGraph",
+        **kwargs: Any,
+    ) -> None:
+        checkpointer = ensure_valid_checkpointer(checkpointer)
+        self.nodes = {k: v.build() if isinstance(v, NodeBuilder) else v for k, v in nodes.items()}
+        self.channels = channels if channels is not None else {}
+        if TASKS in self.channels and not isinstance(self.channels[TASKS], Topic):
+            raise ValueError(f"Channel '{TASKS}' is reserved and cannot be used in the graph.")
+        self.channels[TASKS] = Topic(Send, accumulate=False)
+        self.stream_mode = stream_mode
+        self.stream_eager = stream_eager
+        self.output_channels = output_channels
+        self.stream_channels = stream_channels
+        self.interrupt_after_nodes = interrupt_after_nodes
+        self.interrupt_before_nodes = interrupt_before_nodes
+        self.input_channels = input_channels
+        self.step_timeout = step_timeout
+        self.debug = bool(debug)
+        self.checkpointer = checkpointer
+        self.store = store
+        self.cache = cache
+        self.retry_policy = (
+            (retry_policy,) if isinstance(retry_policy, RetryPolicy) else tuple(retry_policy or ())
+        )
+        self.cache_policy = cache_policy
+        self.context_schema = context_schema
+        self.config = config
+        self.trigger_to_nodes = trigger_to_nodes or {}
+        self.name = name
+        self._spec_cache: Any = None
+        if auto_validate:
+            self.validate()
+
+    # ------------------------------------------------------------------ structure
+    def validate(self) -> Pregel:
+        """Check nodes/channels/keys (LangGraph's messages) and rebuild the engine spec."""
+        validate_graph(self)
+        t2n: dict[str, list[str]] = {}
+        for name, node in self.nodes.items():
+            for t in node.triggers:
+                t2n.setdefault(t, []).append(name)
+        self.trigger_to_nodes = t2n
+        self._spec_cache = None
+        self.__dict__.pop("_node_info_cache", None)
+        return self
+
+    @property
+    def _graph_spec(self) -> Any:
+        if self._spec_cache is None:
+            chans = {k: v for k, v in self.channels.items() if isinstance(v, BaseChannel)}
+            self._spec_cache = _engine.GraphSpec(
+                chans, {n: (list(p.triggers), p.channels) for n, p in self.nodes.items()}
+            )
+            from warpgraph.channels.untracked_value import UntrackedValue
+
+            self._untracked_cache = frozenset(
+                k for k, v in chans.items() if isinstance(v, UntrackedValue)
+            )
+            managed = {k: v for k, v in self.channels.items() if not isinstance(v, BaseChannel)}
+            self._managed_cache = {
+                n: [(k, _managed_getter(managed[k]) if k in managed else None) for k in p.channels]
+                for n, p in self.nodes.items()
+                if isinstance(p.channels, list) and any(k in managed for k in p.channels)
+            }
+        return self._spec_cache
+
+    @property
+    def _node_info(self) -> dict:
+        """Per node: (runnable, mapper, metadata, tags, retry, writers, subgraphs, timeout, managed)."""
+        self._graph_spec  # noqa: B018
+        info = self.__dict__.get("_node_info_cache")
+        if info is None:
+            info = self.__dict__["_node_info_cache"] = {
+                n: (
+                    p.node,
+                    p.mapper,
+                    p.metadata,
+                    p.tags,
+                    p.retry_policy,
+                    p.flat_writers,
+                    p.subgraphs,
+                    p.timeout,
+                    self._managed_cache.get(n),
+                )
+                for n, p in self.nodes.items()
+            }
+        return info
+
+    @property
+    def _untracked_channels(self) -> frozenset:
+        self._graph_spec  # noqa: B018
+        return self._untracked_cache
+
+    @property
+    def _managed_reads(self) -> dict:
+        self._graph_spec  # noqa: B018
+        return self._managed_cache
+
+    def _migrate_checkpoint(self, checkpoint: dict) -> None:
+        """Hook for layout migrations (CompiledStateGraph overrides)."""
+
+    @property
+    def stream_channels_list(self) -> Sequence[str]:
+        sc = self.stream_channels_asis
+        return [sc] if isinstance(sc, str) else sc
+
+    @property
+    def stream_channels_asis(self) -> str | Sequence[str]:
+        return self.stream_channels or [
+            k for k, v in self.channels.items() if isinstance(v, BaseChannel)
+        ]
+
+    def get_name(self, suffix: str | None = None, *, name: str | None = None) -> str:
+        n = name or self.name
+        return f"{n}{suffix}" if suffix else n
+
+    def get_subgraphs(
+        self, *, namespace: str | None = None, recurse: bool = False
+    ) -> Iterator[tuple[str, Any]]:
+        """(namespace, subgraph) pairs; `namespace` selects one (nested ones need recurse)."""
+        for name, node in self.nodes.items():
+            if (
+                namespace is not None
+                and namespace != name
+                and not namespace.startswith(name + NS_SEP)
+            ):
+                continue
+            graph = node.subgraphs[0] if node.subgraphs else None
+            if not graph:
+                continue
+            if name == namespace:
+                yield name, graph
+                return
+            if namespace is None:
+                yield name, graph
+            if recurse and isinstance(graph, Pregel):
+                child = None if namespace is None else namespace[len(name) + 1 :]
+                yield from (
+                    (f"{name}{NS_SEP}{n}", s)
+                    for n, s in graph.get_subgraphs(namespace=child, recurse=recurse)
+                )
+
+    async def aget_subgraphs(
+        self, *, namespace: str | None = None, recurse: bool = False
+    ) -> AsyncIterator[tuple[str, Any]]:
+        for item in self.get_subgraphs(namespace=namespace, recurse=recurse):
+            yield item
+
+    def _own_checkpoint_config(self, config: dict) -> dict:
+        """checkpointer=True subgraphs keep one history per thread under their bare namespace."""
+        if self.checkpointer is not True:
+            return config
+        ns = config[CONF].get(CONFIG_KEY_CHECKPOINT_NS, "")
+        bare = NS_SEP.join(p.split(":")[0] for p in ns.split(NS_SEP))
+        return {**config, CONF: {**config[CONF], CONFIG_KEY_CHECKPOINT_NS: bare}}
+
+    def copy(self, update: dict[str, Any] | None = None) -> Pregel:
+        out = object.__new__(type(self))
+        out.__dict__.update(self.__dict__)
+        out.__dict__.update(update or {})
+        return out
+
+    def with_config(self, config: dict | None = None, **kwargs: Any) -> Pregel:
+        return self.copy({"config": merge_configs(self.config, config, kwargs)})
+
+    # ------------------------------------------------------------------ run setup
+    def _resolve_checkpointer(self, config: dict) -> Any:
+        if self.checkpointer is False:
+            return None
+        conf = config.get(CONF, {})
+        if CONFIG_KEY_CHECKPOINTER in conf:
+            return conf[CONFIG_KEY_CHECKPOINTER]
+        if self.checkpointer is True:
+            raise RuntimeError("checkpointer=True cannot be used for root graphs.")
+        return self.checkpointer
+
+    def _runner(self) -> Any:
+        from warpgraph.pregel._runner import PregelRunner
+
+        r = self.__dict__.get("_runner_cache")
+        if r is None:
+            r = self.__dict__["_runner_cache"] = PregelRunner()
+        return r
+
+    # ------------------------------------------------------------------ drivers
+    def _finish(self, loop: PregelLoop, config: dict | None) -> None:
+        if loop.status == "out_of_steps":
+            limit = loop.config["recursion_limit"]
+            raise GraphRecursionError(
+                create_error_message(
+                    message=(
+                        f"Recursion limit of {limit} reached "
+                        "without hitting a stop condition. You can increase the "
+                        "limit by setting the `recursion_limit` config key."
+                    ),
+                    error_code=ErrorCode.GRAPH_RECURSION_LIMIT,
+                )
+            )
+
+    # ------------------------------------------------------------------ public run API
+    def stream(
+        self,
+        input: Any,
+        config: dict | None = None,
+        *,
+        context: Any = None,
+        stream_mode: Any = None,
+        print_mode: Any = (),
+        output_keys: Any = None,
+        interrupt_before: Any = None,
+        interrupt_after: Any = None,
+        durability: Any = None,
+        subgraphs: bool = False,
+        debug: bool | None = None,
+        version: str = "v1",
+        **kwargs: Any,
+    ) -> Iterator[Any]:
+        """Stream chunks of a run (LangGraph's shapes for every mode / list of modes)."""
+        loop, saver, out, mode_arg, print_mode = self._stream_setup(
+            input,
+            config,
+            context,
+            stream_mode,
+            print_mode,
+            output_keys,
+            interrupt_before,
+            interrupt_after,
+            durability,
+            subgraphs,
+            debug,
+            kwargs,
+        )
+        for chunk in drive(loop, saver, out, self._runner(), self.step_timeout):
+            yield from map_output_chunk(chunk, mode_arg, print_mode, subgraphs, version)
+        self._finish(loop, config)
+
+    async def astream(
+        self,
+        input: Any,
+        config: dict | None = None,
+        *,
+        context: Any = None,
+        stream_mode: Any = None,
+        print_mode: Any = (),
+        output_keys: Any = None,
+        interrupt_before: Any = None,
+        interrupt_after: Any = None,
+        durability: Any = None,
+        subgraphs: bool = False,
+        debug: bool | None = None,
+        version: str = "v1",
+        **kwargs: Any,
+    ) -> AsyncIterator[Any]:
+        """Async twin of `stream`."""
+        loop, saver, out, mode_arg, print_mode = self._stream_setup(
+            input,
+            config,
+            context,
+            stream_mode,
+            print_mode,
+            output_keys,
+            interrupt_before,
+            interrupt_after,
+            durability,
+            subgraphs,
+            debug,
+            kwargs,
+        )
+        async for chunk in adrive(loop, saver, out, self._runner(), self.step_timeout):
+            for c in map_output_chunk(chunk, mode_arg, print_mode, subgraphs, version):
+                yield c
+        self._finish(loop, config)
+
+    def _stream_setup(
+        self,
+        input: Any,
+        config: Any,
+        context: Any,
+        stream_mode: Any,
+        print_mode: Any,
+        output_keys: Any,
+        interrupt_before: Any,
+        interrupt_after: Any,
+        durability: Any,
+        subgraphs: bool,
+        debug: Any,
+        kwargs: dict,
+    ) -> tuple:
+        if (cd := kwargs.pop("checkpoint_during", None)) is not None:
+            if durability is not None:
+                raise ValueError(
+                    "Cannot use both `checkpoint_during` and `durability` parameters. Please use `durability` instead."
+                )
+            durability = "async" if cd else "exit"
+        if stream_mode is None:
+            stream_mode = (
+                "values"
+                if config is not None and CONFIG_KEY_TASK_ID in config.get(CONF, {})
+                else self.stream_mode
+            )
+        if debug or self.debug:
+            print_mode = ["updates", "values"]
+        out: deque = deque()
+        loop, saver = setup_loop(
+            self,
+            input,
+            config,
+            context=context,
+            stream_mode=stream_mode,
+            print_mode=print_mode,
+            output_keys=output_keys,
+            interrupt_before=interrupt_before,
+            interrupt_after=interrupt_after,
+            durability=durability,
+            subgraphs=subgraphs,
+            put=out.append,
+            capture=None,
+        )
+        return loop, saver, out, stream_mode, print_mode
+
+    def invoke(
+        self,
+        input: Any,
+        config: dict | None = None,
+        *,
+        context: Any = None,
+        stream_mode: Any = "values",
+        print_mode: Any = (),
+        output_keys: Any = None,
+        interrupt_before: Any = None,
+        interrupt_after: Any = None,
+        durability: Any = None,
+        version: str = "v1",
+        **kwargs: Any,
+    ) -> Any:
+        """Run to completion; the final values (with `__interrupt__` if interrupted)."""
+        if stream_mode != "values" or version != "v1" or print_mode or kwargs:
+            chunks = list(
+                self.stream(
+                    input,
+                    config,
+                    context=context,
+                    stream_mode=stream_mode,
+                    print_mode=print_mode,
+                    output_keys=output_keys if output_keys is not None else self.output_channels,
+                    interrupt_before=interrupt_before,
+                    interrupt_after=interrupt_after,
+                    durability=durability,
+                    version=version,
+                    **kwargs,
+                )
+            )
+            return invoke_result(chunks, stream_mode, version)
+        loop, saver, out = self._invoke_setup(
+            input, config, context, output_keys, interrupt_before, interrupt_after, durability
+        )
+        for _ in drive(loop, saver, out, self._runner(), self.step_timeout):
+            pass
+        self._finish(loop, config)
+        return latest_output(loop)
+
+    async def ainvoke(
+        self,
+        input: Any,
+        config: dict | None = None,
+        *,
+        context: Any = None,
+        stream_mode: Any = "values",
+        print_mode: Any = (),
+        output_keys: Any = None,
+        interrupt_before: Any = None,
+        interrupt_after: Any = None,
+        durability: Any = None,
+        version: str = "v1",
+        **kwargs: Any,
+    ) -> Any:
+        """Async twin of `invoke`."""
+        if stream_mode != "values" or version != "v1" or print_mode or kwargs:
+            chunks = [
+                c
+                async for c in self.astream(
+                    input,
+                    config,
+                    context=context,
+                    stream_mode=stream_mode,
+                    print_mode=print_mode,
+                    output_keys=output_keys if output_keys is not None else self.output_channels,
+                    interrupt_before=interrupt_before,
+                    interrupt_after=interrupt_after,
+                    durability=durability,
+                    version=version,
+                    **kwargs,
+                )
+            ]
+            return invoke_result(chunks, stream_mode, version)
+        loop, saver, out = self._invoke_setup(
+            input, config, context, output_keys, interrupt_before, interrupt_after, durability
+        )
+        async for _ in adrive(loop, saver, out, self._runner(), self.step_timeout):
+            pass
+        self._finish(loop, config)
+        return latest_output(loop)
+
+    def _invoke_setup(self, input, config, context, output_keys, ib, ia, durability) -> tuple:
+        capture: list = []
+        loop, saver = setup_loop(
+            self,
+            input,
+            config,
+            context=context,
+            stream_mode="values",
+            print_mode=(),
+            output_keys=output_keys if output_keys is not None else self.output_channels,
+            interrupt_before=ib,
+            interrupt_after=ia,
+            durability=durability,
+            subgraphs=False,
+            put=None,
+            capture=capture,
+        )
+        return loop, saver, None
+
+
+def _managed_getter(spec: Any) -> Any:
+    get = getattr(spec, "get", None)
+    if get is None:
+        raise TypeError(
+            f"Unsupported managed value {spec!r}: expected a class with get(scratchpad)"
+        )
+    return get
