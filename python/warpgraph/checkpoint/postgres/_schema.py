@@ -1,0 +1,103 @@
+"""Tables of the Postgres savers and their versioned migrations.
+
+The tables are prefixed `warpgraph_` so they can live next to LangGraph's own `checkpoints`
+tables in one database. Migration `i` is `MIGRATIONS[i]`; `warpgraph_checkpoint_migrations`
+records the applied ones. Text keys use the "C" collation so `checkpoint_id` (uuid6 text)
+orders by time whatever the database's default collation.
+"""
+
+from __future__ import annotations
+
+CHECKPOINTS = "warpgraph_checkpoints"
+BLOBS = "warpgraph_checkpoint_blobs"
+WRITES = "warpgraph_checkpoint_writes"
+HEADS = "warpgraph_checkpoint_heads"
+MIGRATIONS_TABLE = "warpgraph_checkpoint_migrations"
+FENCE_FUNCTION = "warpgraph_checkpoint_fence"
+CONFLICT_SQLSTATE = "WGC01"  # raised by FENCE_FUNCTION
+
+CHECKPOINT_COLUMNS = (
+    "thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, "
+    "channels, versions, inlined, inline_type, inline, metadata, run_id"
+)
+
+# Arbitrary constant for pg_advisory_xact_lock: serialises concurrent setup() calls.
+SETUP_LOCK_KEY = 0x77617270
+
+CREATE_MIGRATIONS_TABLE = f"CREATE TABLE IF NOT EXISTS {MIGRATIONS_TABLE} (v INTEGER PRIMARY KEY)"
+
+MIGRATIONS: list[str] = [
+    # 0: checkpoint records (the shared codec's compact record: no channel values, versions
+    # packed). `channels`/`versions` list the checkpoint's (channel, version key) pairs so
+    # reads join the blobs in SQL; run_id is metadata's run_id (for delete_for_runs).
+    # `inline` (serialized {channel: value}) repeats the small scalar values (names in
+    # `inlined`) so reads need no blob lookup for them; their blobs are still written.
+    f"""CREATE TABLE IF NOT EXISTS {CHECKPOINTS} (
+    thread_id TEXT COLLATE "C" NOT NULL,
+    checkpoint_ns TEXT COLLATE "C" NOT NULL DEFAULT '',
+    checkpoint_id TEXT COLLATE "C" NOT NULL,
+    parent_checkpoint_id TEXT COLLATE "C",
+    type TEXT NOT NULL,
+    checkpoint BYTEA NOT NULL,
+    channels TEXT[] COLLATE "C" NOT NULL,
+    versions TEXT[] COLLATE "C" NOT NULL,
+    inline_type TEXT,
+    inline BYTEA,
+    inlined TEXT[] COLLATE "C" NOT NULL DEFAULT '{{}}',
+    metadata JSONB NOT NULL DEFAULT '{{}}',
+    run_id TEXT,
+    PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id)
+)""",
+    # 1: one blob per (thread, ns, channel, version), written only for new versions.
+    f"""CREATE TABLE IF NOT EXISTS {BLOBS} (
+    thread_id TEXT COLLATE "C" NOT NULL,
+    checkpoint_ns TEXT COLLATE "C" NOT NULL DEFAULT '',
+    channel TEXT COLLATE "C" NOT NULL,
+    version TEXT COLLATE "C" NOT NULL,
+    type TEXT NOT NULL,
+    blob BYTEA,
+    PRIMARY KEY (thread_id, checkpoint_ns, channel, version)
+)""",
+    # 2: pending writes; idx < 0 for the special channels of WRITES_IDX_MAP.
+    f"""CREATE TABLE IF NOT EXISTS {WRITES} (
+    thread_id TEXT COLLATE "C" NOT NULL,
+    checkpoint_ns TEXT COLLATE "C" NOT NULL DEFAULT '',
+    checkpoint_id TEXT COLLATE "C" NOT NULL,
+    task_id TEXT COLLATE "C" NOT NULL,
+    idx INTEGER NOT NULL,
+    task_path TEXT COLLATE "C" NOT NULL DEFAULT '',
+    channel TEXT NOT NULL,
+    type TEXT NOT NULL,
+    blob BYTEA,
+    PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)
+)""",
+    # 3: the head (latest checkpoint id) of each (thread, ns): the row write fencing locks.
+    # NULL once every checkpoint of the namespace has been deleted by delete_for_runs.
+    f"""CREATE TABLE IF NOT EXISTS {HEADS} (
+    thread_id TEXT COLLATE "C" NOT NULL,
+    checkpoint_ns TEXT COLLATE "C" NOT NULL DEFAULT '',
+    checkpoint_id TEXT COLLATE "C",
+    PRIMARY KEY (thread_id, checkpoint_ns)
+)""",
+    # 4: delete_for_runs looks checkpoints up by run_id.
+    f"CREATE INDEX IF NOT EXISTS {CHECKPOINTS}_run_id_idx ON {CHECKPOINTS} (run_id)",
+    # 5: a fenced put that lost the race raises inside its statement, so the implicit
+    # transaction of a pipelined batch rolls back as a whole.
+    f"""CREATE OR REPLACE FUNCTION {FENCE_FUNCTION}(
+    stored BOOLEAN, thread_id TEXT, checkpoint_ns TEXT, expected TEXT, actual TEXT
+) RETURNS BOOLEAN LANGUAGE plpgsql AS $$
+BEGIN
+    IF NOT stored THEN
+        RAISE EXCEPTION 'checkpoint head moved' USING ERRCODE = '{CONFLICT_SQLSTATE}',
+            DETAIL = json_build_object('thread_id', thread_id, 'checkpoint_ns', checkpoint_ns,
+                                       'expected', expected, 'actual', actual)::text;
+    END IF;
+    RETURN true;
+END $$""",
+]
+
+
+def pending_migrations(applied: int | None) -> list[tuple[int, str]]:
+    """(version, sql) of the migrations after the highest applied one (None: none applied)."""
+    start = 0 if applied is None else applied + 1
+    return [(v, MIGRATIONS[v]) for v in range(start, len(MIGRATIONS))]
