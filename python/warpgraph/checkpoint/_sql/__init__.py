@@ -1,0 +1,82 @@
+"""Pieces shared by the SQL savers: row codec, batch operations, write fencing."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from warpgraph.checkpoint.base import ChannelVersions, Checkpoint, CheckpointMetadata
+
+__all__ = (
+    "CONFIG_KEY_EXPECTED_HEAD",
+    "NO_EXPECTATION",
+    "CheckpointConflictError",
+    "PutOp",
+    "WritesOp",
+    "expected_head_of",
+)
+
+# A run that wants fenced puts sets this in config["configurable"] (or passes
+# `expected_head=` to `put`): the id of the thread/ns head it loaded or last wrote, or
+# None when it expects the namespace to have no checkpoint yet. Keys starting with "__"
+# never reach checkpoint metadata.
+CONFIG_KEY_EXPECTED_HEAD = "__pregel_expected_head"
+
+
+class _NoExpectation:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "NO_EXPECTATION"
+
+
+NO_EXPECTATION: Any = _NoExpectation()
+
+
+class CheckpointConflictError(Exception):
+    """A fenced put found another head checkpoint than the one its run expected."""
+
+    def __init__(
+        self, thread_id: str, checkpoint_ns: str, expected: str | None, actual: str | None
+    ) -> None:
+        self.thread_id = thread_id
+        self.checkpoint_ns = checkpoint_ns
+        self.expected = expected
+        self.actual = actual
+        super().__init__(
+            f"Checkpoint conflict on thread {thread_id!r} (namespace {checkpoint_ns!r}): "
+            f"expected head checkpoint {expected!r} but the latest is {actual!r}; "
+            "another run wrote to this thread concurrently."
+        )
+
+    def __reduce__(self) -> Any:
+        return (type(self), (self.thread_id, self.checkpoint_ns, self.expected, self.actual))
+
+
+def expected_head_of(config: dict[str, Any], explicit: Any = NO_EXPECTATION) -> Any:
+    """The head a put must find (`explicit` wins over the config key), or NO_EXPECTATION."""
+    if explicit is not NO_EXPECTATION:
+        return explicit
+    return config.get("configurable", {}).get(CONFIG_KEY_EXPECTED_HEAD, NO_EXPECTATION)
+
+
+@dataclass(slots=True)
+class PutOp:
+    """One `put` in a batch (see `put_batch`)."""
+
+    config: dict[str, Any]
+    checkpoint: Checkpoint
+    metadata: CheckpointMetadata
+    new_versions: ChannelVersions
+    expected_head: Any = NO_EXPECTATION
+
+
+@dataclass(slots=True)
+class WritesOp:
+    """One `put_writes` in a batch (see `put_batch`)."""
+
+    config: dict[str, Any]
+    writes: Sequence[tuple[str, Any]]
+    task_id: str
+    task_path: str = ""

@@ -1,0 +1,459 @@
+"""Row codec shared by the SQL savers (SQLite, Postgres).
+
+A checkpoint is stored as three kinds of rows:
+
+* one blob row per (thread, ns, channel, version), written only for `new_versions`
+  (a channel without a value gets no row: a missing blob means "empty");
+* one checkpoint row holding a compact *record*: id, ts, v, updated_channels, any extra
+  keys, and `channel_versions` / `versions_seen` encoded as a **skip delta**;
+* the task writes.
+
+Skip deltas (the scheme Subversion uses for its file history): a checkpoint at depth
+`d` (parent depth + 1; a thread's first checkpoint has depth 0) stores its versions as a
+diff against the ancestor at depth `d - lowbit(d)` (found on the parent's base chain).
+Reading a checkpoint follows at most `popcount(d) + 1` base links; the average diff holds
+O(changes per step x log(depth)) entries, independent of the number of channels/nodes.
+When a diff would be at least half the full size, the full versions are stored instead
+(`base_id` NULL), which also starts a new chain.
+
+Optionally (`encode_checkpoint(..., blobs=...)`, used by the SQLite saver) small serialized
+values (<= INLINE_MAX bytes) are also carried in the record, delta-encoded the same way,
+so reads need no blob lookup for them; their blob rows are still written.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from warpgraph.checkpoint.base import (
+    WRITES_IDX_MAP,
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+    RunnableConfig,
+    SerializerProtocol,
+    get_checkpoint_metadata,
+)
+
+Typed = tuple[str, bytes]
+
+# --- versions -------------------------------------------------------------------------
+
+_CORE_KEYS = frozenset(
+    ("v", "id", "ts", "channel_values", "channel_versions", "versions_seen", "updated_channels")
+)
+
+
+_ENCODED: dict[str, Any] = {}  # memo: the same version strings recur in every checkpoint
+_DECODED: dict[tuple, str] = {}
+_MEMO_LIMIT = 65_536
+
+
+def encode_version(version: Any) -> Any:
+    """LangGraph saver versions `f"{n:032}.{r:016}"` (49-53 chars) become `[n, r]`.
+
+    Anything else (ints, floats, other strings) is kept as is. Only strings that format
+    back byte-identically are packed, so decoding is exact.
+    """
+    if type(version) is not str:
+        return version
+    hit = _ENCODED.get(version)
+    if hit is not None:
+        return hit
+    out: Any = version
+    if len(version) >= 49 and version[32] == "." and version[:32].isdigit():
+        try:
+            rnd = float(version[33:])
+        except ValueError:
+            rnd = None
+        if rnd is not None:
+            n = int(version[:32])
+            if f"{n:032}.{rnd:016}" == version:
+                out = [n, rnd]
+    if len(_ENCODED) >= _MEMO_LIMIT:
+        _ENCODED.clear()
+    _ENCODED[version] = out
+    return out
+
+
+def decode_version(value: Any) -> Any:
+    """Inverse of `encode_version`."""
+    if type(value) is list:
+        key = (value[0], value[1])
+        hit = _DECODED.get(key)
+        if hit is None:
+            if len(_DECODED) >= _MEMO_LIMIT:
+                _DECODED.clear()
+            hit = _DECODED[key] = f"{value[0]:032}.{value[1]:016}"
+        return hit
+    return value
+
+
+def version_key(version: Any) -> str:
+    """The text key of a blob row (`str(version)`, like the reference Postgres saver)."""
+    return str(version)
+
+
+def _same(a: Any, b: Any) -> bool:
+    return a == b and type(a) is type(b)
+
+
+# --- skip deltas ----------------------------------------------------------------------
+
+
+def skip_base_depth(depth: int) -> int:
+    """Depth of the ancestor a checkpoint at `depth` diffs against."""
+    return depth - (depth & -depth)
+
+
+@dataclass(slots=True)
+class VersionsState:
+    """Decoded versions of one stored checkpoint (treated as immutable once built)."""
+
+    checkpoint_id: str
+    depth: int
+    base_id: str | None
+    channel_versions: dict[str, Any]
+    versions_seen: dict[str, dict[str, Any]]
+    # small serialized values kept in the record, {channel: (type, bytes)}; each one is
+    # the value of channel_versions[channel] (copies of blob rows, read without a lookup)
+    inline: dict[str, tuple[str, bytes]] = field(default_factory=dict)
+
+    def size(self) -> int:
+        return (
+            len(self.channel_versions)
+            + sum(len(v) for v in self.versions_seen.values())
+            + len(self.inline)
+        )
+
+
+@dataclass(slots=True)
+class VersionsDelta:
+    """Encoded (compact) difference between two version states."""
+
+    set_cv: dict[str, Any] = field(default_factory=dict)
+    del_cv: list[str] = field(default_factory=list)
+    set_vs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    del_vs_keys: dict[str, list[str]] = field(default_factory=dict)
+    del_vs: list[str] = field(default_factory=list)
+
+    def size(self) -> int:
+        return (
+            len(self.set_cv)
+            + len(self.del_cv)
+            + sum(len(v) for v in self.set_vs.values())
+            + sum(len(v) for v in self.del_vs_keys.values())
+            + len(self.del_vs)
+        )
+
+
+def diff_versions(
+    base_cv: Mapping[str, Any],
+    base_vs: Mapping[str, Mapping[str, Any]],
+    cv: Mapping[str, Any],
+    vs: Mapping[str, Mapping[str, Any]],
+) -> VersionsDelta:
+    """The delta that turns (base_cv, base_vs) into (cv, vs); versions encoded."""
+    miss = _MISS
+    delta = VersionsDelta()
+    delta.set_cv = {
+        k: encode_version(v) for k, v in cv.items() if not _same(base_cv.get(k, miss), v)
+    }
+    delta.del_cv = [k for k in base_cv if k not in cv]
+    for node, seen in vs.items():
+        old = base_vs.get(node)
+        if old is None:
+            delta.set_vs[node] = {k: encode_version(v) for k, v in seen.items()}
+            continue
+        if old is seen:
+            continue
+        changed = {k: encode_version(v) for k, v in seen.items() if not _same(old.get(k, miss), v)}
+        if changed:
+            delta.set_vs[node] = changed
+        gone = [k for k in old if k not in seen]
+        if gone:
+            delta.del_vs_keys[node] = gone
+    delta.del_vs = [k for k in base_vs if k not in vs]
+    return delta
+
+
+def apply_delta(
+    base_cv: Mapping[str, Any], base_vs: Mapping[str, Mapping[str, Any]], delta: dict[str, Any]
+) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    """Fresh (cv, vs) = base + the record's delta (record keys c, cd, s, sk, sd)."""
+    cv = dict(base_cv)
+    for k in delta.get("cd", ()):
+        cv.pop(k, None)
+    for k, v in delta.get("c", {}).items():
+        cv[k] = decode_version(v)
+    vs = dict(base_vs)  # inner dicts are shared until modified below
+    for k in delta.get("sd", ()):
+        vs.pop(k, None)
+    touched = set(delta.get("s", ())) | set(delta.get("sk", ()))
+    for node in touched:
+        inner = dict(vs.get(node, {}))
+        for k in delta.get("sk", {}).get(node, ()):
+            inner.pop(k, None)
+        for k, v in delta.get("s", {}).get(node, {}).items():
+            inner[k] = decode_version(v)
+        vs[node] = inner
+    return cv, vs
+
+
+class _Miss:
+    __slots__ = ()
+
+
+_MISS = _Miss()
+
+
+# --- checkpoint records ---------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class EncodedCheckpoint:
+    """What a saver inserts for one checkpoint (besides blobs)."""
+
+    depth: int
+    base_id: str | None
+    record: Typed
+    state: VersionsState
+
+
+INLINE_MAX = 96  # serialized values up to this size are also kept in the record
+
+
+def encode_checkpoint(
+    serde: SerializerProtocol,
+    checkpoint: Checkpoint,
+    parent_state: VersionsState | None,
+    find_base: Any,
+    blobs: Sequence[tuple[str, str, str, bytes]] | None = None,
+) -> EncodedCheckpoint:
+    """Encode `checkpoint` against `parent_state` (None: store full, depth 0).
+
+    `find_base(parent_state, target_depth) -> VersionsState` returns the first state on the
+    parent's base chain whose depth is <= target_depth (or the chain's full root).
+    `blobs` (the `blob_rows` of this put), when given, lets small values ride in the
+    record as well: they are inherited from the parent while their version is unchanged.
+    """
+    cv = dict(checkpoint["channel_versions"])
+    vs = {k: dict(v) for k, v in checkpoint["versions_seen"].items()}
+    depth = 0 if parent_state is None else parent_state.depth + 1
+    state = VersionsState(checkpoint["id"], depth, None, cv, vs)
+    if blobs is not None:
+        state.inline = _inline_values(cv, parent_state, blobs)
+    record: dict[str, Any] = {"v": checkpoint["v"], "id": checkpoint["id"], "ts": checkpoint["ts"]}
+    if "updated_channels" in checkpoint:
+        record["u"] = checkpoint["updated_channels"]
+    extra = {k: v for k, v in checkpoint.items() if k not in _CORE_KEYS}
+    if extra:
+        record["x"] = extra
+    base = None if parent_state is None else find_base(parent_state, skip_base_depth(depth))
+    delta = None
+    if base is not None:
+        delta = diff_versions(base.channel_versions, base.versions_seen, cv, vs)
+        set_i = {k: v for k, v in state.inline.items() if base.inline.get(k) != v}
+        del_i = [k for k in base.inline if k not in state.inline]
+        size = delta.size() + len(set_i) + len(del_i)
+        if size * 2 >= state.size() and state.size() > 8:
+            delta = None
+    if delta is None:
+        _put_full(record, state)
+    else:
+        state.base_id = base.checkpoint_id  # type: ignore[union-attr]
+        _put_delta(record, delta)
+        if set_i:
+            record["i"] = {k: list(v) for k, v in set_i.items()}
+        if del_i:
+            record["ix"] = del_i
+    return EncodedCheckpoint(depth, state.base_id, _dump(serde, "checkpoint", record), state)
+
+
+def _inline_values(
+    cv: Mapping[str, Any],
+    parent: VersionsState | None,
+    blobs: Sequence[tuple[str, str, str, bytes]],
+) -> dict[str, tuple[str, bytes]]:
+    written = {b[0] for b in blobs}
+    inline: dict[str, tuple[str, bytes]] = {}
+    if parent is not None:
+        pcv = parent.channel_versions
+        for ch, value in parent.inline.items():
+            if ch not in written and ch in cv and _same(cv[ch], pcv.get(ch, _MISS)):
+                inline[ch] = value
+    for ch, vkey, typ, data in blobs:
+        if len(data) <= INLINE_MAX and ch in cv and version_key(cv[ch]) == vkey:
+            inline[ch] = (typ, data)
+    return inline
+
+
+def _put_full(record: dict[str, Any], state: VersionsState) -> None:
+    record["c"] = {k: encode_version(v) for k, v in state.channel_versions.items()}
+    record["s"] = {
+        n: {k: encode_version(v) for k, v in s.items()} for n, s in state.versions_seen.items()
+    }
+    if state.inline:
+        record["i"] = {k: list(v) for k, v in state.inline.items()}
+
+
+def full_record(serde: SerializerProtocol, record: dict[str, Any], state: VersionsState) -> Typed:
+    """Re-encode a decoded record with its full versions (used before deleting its base)."""
+    out = {k: v for k, v in record.items() if k not in ("c", "cd", "s", "sk", "sd", "i", "ix")}
+    _put_full(out, state)
+    return _dump(serde, "checkpoint", out)
+
+
+def _put_delta(record: dict[str, Any], delta: VersionsDelta) -> None:
+    record["c"] = delta.set_cv
+    if delta.del_cv:
+        record["cd"] = delta.del_cv
+    if delta.set_vs:
+        record["s"] = delta.set_vs
+    if delta.del_vs_keys:
+        record["sk"] = delta.del_vs_keys
+    if delta.del_vs:
+        record["sd"] = delta.del_vs
+
+
+def state_from_record(
+    record: dict[str, Any], depth: int, base: VersionsState | None, base_id: str | None
+) -> VersionsState:
+    """The full versions of a stored record given its base's state (None for full rows)."""
+    if base_id is not None and base is None:
+        raise LookupError(f"checkpoint {record.get('id')!r}: base checkpoint {base_id!r} missing")
+    empty: dict[str, Any] = {}
+    cv, vs = apply_delta(
+        base.channel_versions if base else empty, base.versions_seen if base else empty, record
+    )
+    inline = dict(base.inline) if base else {}
+    for k in record.get("ix", ()):
+        inline.pop(k, None)
+    for k, (typ, data) in record.get("i", {}).items():
+        inline[k] = (typ, data)
+    return VersionsState(record["id"], depth, base_id, cv, vs, inline)
+
+
+def checkpoint_from_record(
+    record: dict[str, Any], state: VersionsState, values: dict[str, Any]
+) -> Checkpoint:
+    """A fresh Checkpoint dict (caller-owned copies of the versions)."""
+    out: dict[str, Any] = {
+        "v": record["v"],
+        "id": record["id"],
+        "ts": record["ts"],
+        "channel_values": values,
+        "channel_versions": dict(state.channel_versions),
+        "versions_seen": {k: dict(v) for k, v in state.versions_seen.items()},
+    }
+    if "u" in record:
+        out["updated_channels"] = record["u"]
+    if "x" in record:
+        out.update(record["x"])
+    return out  # type: ignore[return-value]
+
+
+# --- blobs and writes -----------------------------------------------------------------
+
+
+def _dump(serde: SerializerProtocol, what: str, value: Any) -> Typed:
+    try:
+        return serde.dumps_typed(value)
+    except TypeError as exc:
+        raise TypeError(
+            f"Cannot serialize {what}: value of type {type(value).__name__} ({exc})"
+        ) from exc
+
+
+def blob_rows(
+    serde: SerializerProtocol, values: Mapping[str, Any], new_versions: ChannelVersions
+) -> list[tuple[str, str, str, bytes]]:
+    """(channel, version_key, type, bytes) for each new version that has a value."""
+    rows = []
+    for channel, version in new_versions.items():
+        if channel in values:
+            typ, data = _dump(serde, f"channel {channel!r}", values[channel])
+            rows.append((channel, version_key(version), typ, data))
+    return rows
+
+
+def write_rows(
+    serde: SerializerProtocol, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str
+) -> list[tuple[str, int, str, str, bytes, str]]:
+    """(task_id, idx, channel, type, bytes, task_path) rows.
+
+    idx is the write's position, or its WRITES_IDX_MAP value (negative) for special
+    channels. Savers insert rows with idx >= 0 only if absent (idempotent retries) and
+    replace rows with a negative idx (the latest special write wins), like InMemorySaver.
+    """
+    rows = []
+    for pos, (channel, value) in enumerate(writes):
+        typ, data = _dump(serde, f"write to channel {channel!r}", value)
+        rows.append((task_id, WRITES_IDX_MAP.get(channel, pos), channel, typ, data, task_path))
+    return rows
+
+
+# --- metadata and filters -------------------------------------------------------------
+
+
+def dump_metadata(config: RunnableConfig, metadata: CheckpointMetadata) -> tuple[str, str | None]:
+    """(JSON text of `get_checkpoint_metadata(config, metadata)`, its run_id as text)."""
+    merged = get_checkpoint_metadata(config, metadata)
+    rid = merged.get("run_id")
+    try:
+        text = json.dumps(merged, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        return text, None if rid is None else str(rid)
+    except (TypeError, ValueError) as exc:
+        for key, value in merged.items():
+            try:
+                json.dumps(value, allow_nan=False)
+            except (TypeError, ValueError):
+                raise TypeError(
+                    f"Checkpoint metadata key {key!r} has a value of type "
+                    f"{type(value).__name__} that cannot be stored as JSON ({exc})"
+                ) from exc
+        raise
+
+
+def load_metadata(text: str | bytes | None) -> CheckpointMetadata:
+    return json.loads(text) if text else {}  # type: ignore[return-value]
+
+
+_FILTER_KEY = re.compile(r"[A-Za-z0-9_.\-]+")
+
+
+def validate_filter_key(key: Any) -> str:
+    """A metadata filter key, or ValueError.
+
+    Accepted keys are those the reference accepts (letters, digits, `_`, `.`, `-`); the
+    savers additionally match them *literally* as one top-level key (a dot is not a path
+    separator), passing the JSON path as a bound parameter.
+    """
+    if not isinstance(key, str) or not _FILTER_KEY.fullmatch(key):
+        raise ValueError(
+            f"Invalid filter key: {key!r}. Filter keys must contain only alphanumeric "
+            "characters, underscores, dots, and hyphens."
+        )
+    return key
+
+
+def json_path(key: str) -> str:
+    """SQLite JSON path selecting top-level `key` literally (`key` already validated)."""
+    return f'$."{validate_filter_key(key)}"'
+
+
+def filter_param(value: Any) -> tuple[bool, Any]:
+    """(is_null, parameter) comparing a metadata value like the reference SQLite saver."""
+    if value is None:
+        return True, None
+    if isinstance(value, bool):
+        return False, int(value)
+    if isinstance(value, (str, int, float)):
+        return False, value
+    if isinstance(value, (dict, list)):
+        return False, json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return False, str(value)

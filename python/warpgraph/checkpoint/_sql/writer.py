@@ -1,0 +1,137 @@
+"""Group commit: a background writer that commits queued saver operations in batches."""
+
+from __future__ import annotations
+
+import queue
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future
+from typing import Any
+
+from warpgraph.checkpoint._sql import NO_EXPECTATION, PutOp, WritesOp
+
+_STOP = object()
+
+
+class GroupCommitWriter:
+    """Commits queued `put` / `put_writes` operations from one background thread.
+
+    Operations are serialized when submitted (later mutation of the submitted values has no
+    effect; a value that cannot be serialized fails the returned future at once) and
+    committed strictly in submission order; everything queued while a commit runs goes into
+    the next transaction, so a checkpoint is never visible before the writes submitted
+    ahead of it. Each operation's future resolves after the commit that contains it
+    (result: the put's config, or None for writes; a failed op - e.g. a fencing conflict -
+    is rolled back alone and fails only its own future).
+    """
+
+    def __init__(
+        self,
+        prepare: Callable[[PutOp | WritesOp], Any],
+        commit: Callable[[Sequence[Any]], list[Any]],
+        *,
+        max_batch: int = 512,
+        name: str = "warpgraph-group-commit",
+    ) -> None:
+        if max_batch < 1:
+            raise ValueError(f"max_batch must be >= 1, not {max_batch!r}")
+        self._prepare = prepare
+        self._commit = commit
+        self.max_batch = max_batch
+        self.batches = 0  # number of transactions committed (for tests / metrics)
+        self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._closed = False
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+        self._thread.start()
+
+    # --- submission -------------------------------------------------------------------
+    def submit(self, op: PutOp | WritesOp) -> Future:
+        """Queue one operation; returns a future resolved once it is committed."""
+        fut: Future = Future()
+        try:
+            prepared = self._prepare(op)
+        except Exception as exc:  # noqa: BLE001 - reported through the future
+            fut.set_exception(exc)
+            return fut
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("GroupCommitWriter is closed")
+            self._queue.put((prepared, fut))
+        return fut
+
+    def put(
+        self,
+        config: dict,
+        checkpoint: Any,
+        metadata: Any,
+        new_versions: Any,
+        *,
+        expected_head: Any = NO_EXPECTATION,
+    ) -> Future:
+        """Queue a `put`; the future's result is the stored checkpoint's config."""
+        return self.submit(PutOp(config, checkpoint, metadata, new_versions, expected_head))
+
+    def put_writes(
+        self, config: dict, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = ""
+    ) -> Future:
+        """Queue a `put_writes`; the future's result is None."""
+        return self.submit(WritesOp(config, list(writes), task_id, task_path))
+
+    def flush(self, timeout: float | None = None) -> None:
+        """Block until everything submitted so far is committed (errors stay in futures)."""
+        marker: Future = Future()
+        with self._lock:
+            if self._closed and not self._thread.is_alive():
+                return
+            self._queue.put((None, marker))
+        marker.result(timeout)
+
+    def close(self) -> None:
+        """Commit what is queued, then stop the thread."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            self._queue.put(_STOP)
+        self._thread.join()
+
+    def __enter__(self) -> GroupCommitWriter:  # noqa: PYI034
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- background thread ------------------------------------------------------------
+    def _run(self) -> None:
+        stop = False
+        while not stop:
+            batch = [self._queue.get()]
+            while len(batch) < self.max_batch:
+                try:
+                    batch.append(self._queue.get_nowait())
+                except queue.Empty:
+                    break
+            if _STOP in batch:
+                stop = True
+                batch = [b for b in batch if b is not _STOP]
+            ops = [b for b in batch if b[0] is not None]
+            if ops:
+                self._commit_batch(ops)
+            for prepared, fut in batch:
+                if prepared is None:
+                    fut.set_result(None)
+
+    def _commit_batch(self, ops: list[tuple[Any, Future]]) -> None:
+        try:
+            results = self._commit([p for p, _ in ops])
+        except BaseException as exc:  # noqa: BLE001 - the whole transaction failed
+            for _, fut in ops:
+                fut.set_exception(exc)
+            return
+        self.batches += 1
+        for (_, fut), result in zip(ops, results):
+            if isinstance(result, BaseException):
+                fut.set_exception(result)
+            else:
+                fut.set_result(result)

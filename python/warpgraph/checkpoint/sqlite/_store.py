@@ -1,0 +1,450 @@
+"""The SQL and row logic of the SQLite savers, written once against a `sqlite3.Connection`.
+
+`SqliteSaver` calls these methods under its lock; `AsyncSqliteSaver` calls the same methods
+on its connection's worker thread. Every write runs in one `BEGIN IMMEDIATE` transaction
+(the write lock is taken up front, so the busy timeout applies and a deferred transaction
+never has to be upgraded, the classic source of "database is locked").
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from warpgraph.checkpoint._sql import (
+    NO_EXPECTATION,
+    CheckpointConflictError,
+    PutOp,
+    WritesOp,
+    codec,
+)
+from warpgraph.checkpoint._sql.codec import VersionsState
+from warpgraph.checkpoint.base import CheckpointTuple, RunnableConfig, SerializerProtocol
+from warpgraph.checkpoint.sqlite._maintenance import MaintenanceMixin
+
+_REST = (
+    "checkpoint_ns, checkpoint_id, parent_checkpoint_id, base_id, depth, type, checkpoint, metadata"
+)
+_COLS = f"thread_id, {_REST}"
+_SELECT = f"SELECT {_COLS} FROM wg_checkpoints"
+_LOAD_BLOBS = (
+    # j.value = [thread, ns, channel, version]; CROSS JOIN fixes the loop order: one
+    # primary-key lookup per wanted (thread, ns, channel, version)
+    "SELECT j.key, b.type, b.blob FROM json_each(?) AS j CROSS JOIN wg_blobs AS b "
+    "ON b.thread_id = json_extract(j.value, '$[0]') "
+    "AND b.checkpoint_ns = json_extract(j.value, '$[1]') "
+    "AND b.channel = json_extract(j.value, '$[2]') AND b.version = json_extract(j.value, '$[3]')"
+)
+_LOAD_WRITES = (
+    "SELECT checkpoint_id, task_id, channel, type, value FROM wg_writes WHERE thread_id = ? AND "
+    "checkpoint_ns = ? AND checkpoint_id IN (SELECT value FROM json_each(?)) "
+    "ORDER BY checkpoint_id, task_path, task_id, idx"
+)
+_HEAD = "SELECT max(checkpoint_id) FROM wg_checkpoints WHERE thread_id = ? AND checkpoint_ns = ?"
+
+Key = tuple[str, str, str]
+
+
+def _no_base(state: VersionsState, depth: int) -> None:
+    return None
+
+
+def _config(thread_id: str, ns: str, checkpoint_id: str) -> RunnableConfig:
+    return {
+        "configurable": {
+            "thread_id": thread_id,
+            "checkpoint_ns": ns,
+            "checkpoint_id": checkpoint_id,
+        }
+    }
+
+
+def _target(config: RunnableConfig) -> tuple[str, str, str | None]:
+    conf = config.get("configurable") if isinstance(config, dict) else None
+    if not conf or conf.get("thread_id") is None:
+        raise ValueError('config["configurable"]["thread_id"] is required')
+    return str(conf["thread_id"]), conf.get("checkpoint_ns") or "", conf.get("checkpoint_id")
+
+
+class SqliteCore(MaintenanceMixin):
+    """Row logic + SQL shared by the sync and async SQLite savers (not thread-safe itself)."""
+
+    def __init__(self, serde: SerializerProtocol, *, cache_size: int = 128) -> None:
+        self.serde = serde
+        self.cache_size = cache_size
+        self._states: OrderedDict[Key, VersionsState] = OrderedDict()
+        self._txn_states: dict[Key, VersionsState] | None = None
+
+    # --- version-state cache ----------------------------------------------------------
+    def _cached(self, key: Key) -> VersionsState | None:
+        if self._txn_states is not None and key in self._txn_states:
+            return self._txn_states[key]
+        state = self._states.get(key)
+        if state is not None:
+            self._states.move_to_end(key)
+        return state
+
+    def _remember(self, key: Key, state: VersionsState) -> None:
+        if self._txn_states is not None:
+            self._txn_states[key] = state
+            return
+        self._states[key] = state
+        if len(self._states) > self.cache_size:
+            self._states.popitem(last=False)
+
+    def forget(self) -> None:
+        """Drop cached version states (after deletes / copies)."""
+        self._states.clear()
+        if self._txn_states is not None:
+            self._txn_states.clear()
+
+    def _state_for(
+        self,
+        conn: sqlite3.Connection,
+        thread: str,
+        ns: str,
+        cid: str,
+        depth: int,
+        base_id: str | None,
+        record: dict[str, Any],
+    ) -> VersionsState:
+        key = (thread, ns, cid)
+        state = self._cached(key)
+        if state is None:
+            base = self.state_of(conn, thread, ns, base_id) if base_id is not None else None
+            state = codec.state_from_record(record, depth, base, base_id)
+            self._remember(key, state)
+        return state
+
+    def state_of(
+        self, conn: sqlite3.Connection, thread: str, ns: str, cid: str
+    ) -> VersionsState | None:
+        """Full versions of a stored checkpoint (follows at most log2(depth)+1 base links)."""
+        state = self._cached((thread, ns, cid))
+        if state is not None:
+            return state
+        row = conn.execute(
+            "SELECT depth, base_id, type, checkpoint FROM wg_checkpoints "
+            "WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
+            (thread, ns, cid),
+        ).fetchone()
+        if row is None:
+            return None
+        record = self.serde.loads_typed((row[2], row[3]))
+        return self._state_for(conn, thread, ns, cid, row[0], row[1], record)
+
+    # --- transactions -----------------------------------------------------------------
+    def transaction(self, conn: sqlite3.Connection, fn: Callable[[], Any]) -> Any:
+        """Run `fn` in one BEGIN IMMEDIATE ... COMMIT; states cached inside it become
+        visible to the cache only once the commit succeeded."""
+        if conn.in_transaction:
+            conn.commit()
+        conn.execute("BEGIN IMMEDIATE")
+        self._txn_states = {}
+        try:
+            result = fn()
+            conn.execute("COMMIT")
+        except BaseException:
+            self._txn_states = None
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        staged, self._txn_states = self._txn_states, None
+        for key, state in staged.items():
+            self._remember(key, state)
+        return result
+
+    # --- reads ------------------------------------------------------------------------
+    def get_tuple(self, conn: sqlite3.Connection, config: RunnableConfig) -> CheckpointTuple | None:
+        thread, ns, cid = _target(config)
+        if cid:
+            row = conn.execute(
+                f"{_SELECT} WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
+                (thread, ns, cid),
+            ).fetchone()
+        else:
+            row = conn.execute(
+                f"{_SELECT} WHERE thread_id = ? AND checkpoint_ns = ? "
+                "ORDER BY checkpoint_id DESC LIMIT 1",
+                (thread, ns),
+            ).fetchone()
+        if row is None:
+            return None
+        return self.build_tuple(conn, row, config if cid else None)
+
+    def list_rows(
+        self,
+        conn: sqlite3.Connection,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> list[tuple]:
+        """The checkpoint rows `list` yields, newest first (tuples built lazily)."""
+        sql, params = self.list_query(config, filter=filter, before=before, limit=limit)
+        return conn.execute(sql, params).fetchall()
+
+    @staticmethod
+    def list_query(
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> tuple[str, list[Any]]:
+        """Parameterised SELECT for `list`; filter keys are validated and matched literally."""
+        where: list[str] = []
+        params: list[Any] = []
+        if config is not None:
+            conf = config.get("configurable", {})
+            if conf.get("thread_id") is not None:
+                where.append("thread_id = ?")
+                params.append(str(conf["thread_id"]))
+            if conf.get("checkpoint_ns") is not None:
+                where.append("checkpoint_ns = ?")
+                params.append(conf["checkpoint_ns"])
+            if conf.get("checkpoint_id"):
+                where.append("checkpoint_id = ?")
+                params.append(conf["checkpoint_id"])
+        for key, value in (filter or {}).items():
+            path = codec.json_path(key)
+            is_null, param = codec.filter_param(value)
+            if is_null:
+                where.append("json_extract(metadata, ?) IS NULL")
+                params.append(path)
+                continue
+            if key == "run_id" and isinstance(value, str):
+                where.append("run_id = ?")  # lets the run_id index narrow the scan
+                params.append(value)
+            where.append("json_extract(metadata, ?) = ?")
+            params.extend((path, param))
+        if before is not None:
+            before_id = (before.get("configurable") or {}).get("checkpoint_id")
+            if before_id:
+                where.append("checkpoint_id < ?")
+                params.append(before_id)
+        sql = _SELECT + (" WHERE " + " AND ".join(where) if where else "")
+        sql += " ORDER BY checkpoint_id DESC"
+        if limit is not None:
+            if not isinstance(limit, int) or isinstance(limit, bool):
+                raise TypeError(f"limit must be an int or None, not {type(limit).__name__}")
+            sql += " LIMIT ?"
+            params.append(limit)
+        return sql, params
+
+    def build_tuple(
+        self, conn: sqlite3.Connection, row: Sequence[Any], config: RunnableConfig | None = None
+    ) -> CheckpointTuple:
+        return self.build_many(conn, [row], config)[0]
+
+    def build_many(
+        self,
+        conn: sqlite3.Connection,
+        rows: Sequence[Sequence[Any]],
+        config: RunnableConfig | None = None,
+    ) -> list[CheckpointTuple]:
+        """Tuples for checkpoint rows: one query for all their blobs (each distinct
+        (channel, version) fetched once) and one per (thread, ns) for their writes."""
+        loads = self.serde.loads_typed
+        decoded = []
+        wanted: dict[tuple[str, str, str, str], None] = {}
+        for thread, ns, cid, parent_id, base_id, depth, typ, blob, metadata in rows:
+            record = loads((typ, blob))
+            state = self._state_for(conn, thread, ns, cid, depth, base_id, record)
+            inline = state.inline
+            keys = [
+                (ch, None if ch in inline else codec.version_key(v))
+                for ch, v in state.channel_versions.items()
+            ]
+            for ch, vk in keys:
+                if vk is not None:
+                    wanted[(thread, ns, ch, vk)] = None
+            decoded.append((thread, ns, cid, parent_id, record, state, metadata, keys))
+        blobs: dict[tuple, tuple[str, bytes]] = {}
+        if wanted:
+            keys_list = list(wanted)
+            for idx, t, b in conn.execute(_LOAD_BLOBS, (json.dumps(keys_list),)):
+                if t != "empty":
+                    blobs[keys_list[idx]] = (t, b)
+        writes: dict[tuple[str, str, str], list] = {}
+        groups: dict[tuple[str, str], list[str]] = {}
+        for d in decoded:
+            groups.setdefault((d[0], d[1]), []).append(d[2])
+        for (thread, ns), ids in groups.items():
+            for cid, task_id, channel, t, v in conn.execute(
+                _LOAD_WRITES, (thread, ns, json.dumps(ids))
+            ):
+                writes.setdefault((thread, ns, cid), []).append((task_id, channel, loads((t, v))))
+        out = []
+        for thread, ns, cid, parent_id, record, state, metadata, keys in decoded:
+            values = {}
+            for ch, vk in keys:
+                if vk is None:
+                    values[ch] = loads(state.inline[ch])
+                elif (thread, ns, ch, vk) in blobs:
+                    values[ch] = loads(blobs[(thread, ns, ch, vk)])
+            out.append(
+                CheckpointTuple(
+                    config=config or _config(thread, ns, cid),
+                    checkpoint=codec.checkpoint_from_record(record, state, values),
+                    metadata=codec.load_metadata(metadata),
+                    parent_config=_config(thread, ns, parent_id) if parent_id else None,
+                    pending_writes=writes.get((thread, ns, cid), []),
+                )
+            )
+        return out
+
+    def head(self, conn: sqlite3.Connection, thread: str, ns: str) -> str | None:
+        return conn.execute(_HEAD, (thread, ns)).fetchone()[0]
+
+    # --- writes -----------------------------------------------------------------------
+    def prepare(self, op: PutOp | WritesOp) -> Callable[[sqlite3.Connection], Any]:
+        """Serialize an operation (outside any transaction); returns its SQL step."""
+        if isinstance(op, PutOp):
+            return self._prepare_put(op)
+        if isinstance(op, WritesOp):
+            return self._prepare_writes(op)
+        raise TypeError(f"put_batch takes PutOp or WritesOp items, not {type(op).__name__}")
+
+    def _prepare_put(self, op: PutOp) -> Callable[[sqlite3.Connection], RunnableConfig]:
+        thread, ns, parent_id = _target(op.config)
+        checkpoint = op.checkpoint
+        cid = checkpoint["id"]
+        blobs = codec.blob_rows(self.serde, checkpoint["channel_values"], op.new_versions)
+        metadata, run_id = codec.dump_metadata(op.config, op.metadata)
+        expected = op.expected_head
+
+        def step(conn: sqlite3.Connection) -> RunnableConfig:
+            if expected is not NO_EXPECTATION:
+                actual = self.head(conn, thread, ns)
+                if actual != expected:
+                    raise CheckpointConflictError(thread, ns, expected, actual)
+            parent = self.state_of(conn, thread, ns, parent_id) if parent_id else None
+
+            def find_base(state: VersionsState, depth: int) -> VersionsState | None:
+                while state.depth > depth and state.base_id is not None:
+                    nxt = self.state_of(conn, thread, ns, state.base_id)
+                    if nxt is None:
+                        return None
+                    state = nxt
+                return state
+
+            enc = codec.encode_checkpoint(self.serde, checkpoint, parent, find_base, blobs)
+            if blobs:
+                conn.executemany(
+                    "INSERT OR REPLACE INTO wg_blobs (thread_id, checkpoint_ns, channel, "
+                    "version, type, blob) VALUES (?, ?, ?, ?, ?, ?)",
+                    [(thread, ns, *b) for b in blobs],
+                )
+            row = (
+                parent_id,
+                enc.base_id,
+                enc.depth,
+                run_id,
+                enc.record[0],
+                enc.record[1],
+                metadata,
+            )
+            cur = conn.execute(
+                "INSERT INTO wg_checkpoints (thread_id, checkpoint_ns, checkpoint_id, "
+                "parent_checkpoint_id, base_id, depth, run_id, type, checkpoint, metadata) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                (thread, ns, cid, *row),
+            )
+            if cur.rowcount == 0:  # same id stored again: re-base dependents, store in full
+                self.detach(conn, thread, ns, {cid})
+                self.forget()
+                parent = self.state_of(conn, thread, ns, parent_id) if parent_id else None
+                enc = codec.encode_checkpoint(self.serde, checkpoint, parent, _no_base, blobs)
+                conn.execute(
+                    "UPDATE wg_checkpoints SET parent_checkpoint_id = ?, base_id = NULL, "
+                    "depth = ?, run_id = ?, type = ?, checkpoint = ?, metadata = ? "
+                    "WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
+                    (parent_id, enc.depth, run_id, *enc.record, metadata, thread, ns, cid),
+                )
+            self._remember((thread, ns, cid), enc.state)
+            return _config(thread, ns, cid)
+
+        return step
+
+    def _prepare_writes(self, op: WritesOp) -> Callable[[sqlite3.Connection], None]:
+        thread, ns, cid = _target(op.config)
+        if not cid:
+            raise ValueError('put_writes needs config["configurable"]["checkpoint_id"]')
+        rows = codec.write_rows(self.serde, op.writes, op.task_id, op.task_path)
+        cols = (
+            "INTO wg_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, "
+            "type, value, task_path) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+        )
+        regular = [(thread, ns, cid, *r) for r in rows if r[1] >= 0]
+        special = [(thread, ns, cid, *r) for r in rows if r[1] < 0]
+
+        def step(conn: sqlite3.Connection) -> None:
+            if regular:
+                conn.executemany(f"INSERT OR IGNORE {cols}", regular)
+            if special:
+                conn.executemany(f"INSERT OR REPLACE {cols}", special)
+
+        return step
+
+    def run_batch(
+        self,
+        conn: sqlite3.Connection,
+        ops: Sequence[PutOp | WritesOp],
+        *,
+        return_exceptions: bool = False,
+    ) -> list[Any]:
+        """Run ops in order in one transaction (see `run_steps`)."""
+        steps: list[Any] = []
+        for op in ops:
+            try:
+                steps.append(self.prepare(op))
+            except Exception as exc:
+                if not return_exceptions:
+                    raise
+                steps.append(exc)
+        return self.run_steps(conn, steps, return_exceptions=return_exceptions)
+
+    def run_steps(
+        self, conn: sqlite3.Connection, steps: Sequence[Any], *, return_exceptions: bool = False
+    ) -> list[Any]:
+        """Run prepared steps in order in one transaction.
+
+        return_exceptions=False: all or nothing (the first error rolls back and is raised).
+        True: each step runs in a savepoint; a failing step is rolled back alone and its
+        exception is returned in its slot while the others commit. Exception objects in
+        `steps` (failed preparations) are passed through.
+        """
+        if not return_exceptions:
+            return self.transaction(conn, lambda: [s(conn) for s in steps])
+
+        def optimistic() -> list[Any]:  # no savepoints while nothing fails (the usual case)
+            return [s if isinstance(s, BaseException) else s(conn) for s in steps]
+
+        try:
+            return self.transaction(conn, optimistic)
+        except Exception:  # noqa: BLE001, S110 - rerun with one savepoint per step
+            pass
+
+        def isolated() -> list[Any]:
+            out: list[Any] = []
+            for s in steps:
+                if isinstance(s, BaseException):
+                    out.append(s)
+                    continue
+                conn.execute("SAVEPOINT wg_op")
+                staged = dict(self._txn_states or {})
+                try:
+                    out.append(s(conn))
+                except Exception as exc:  # noqa: BLE001 - returned in its slot
+                    conn.execute("ROLLBACK TO wg_op")
+                    self._txn_states = staged
+                    out.append(exc)
+                conn.execute("RELEASE wg_op")
+            return out
+
+        return self.transaction(conn, isolated)
