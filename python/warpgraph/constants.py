@@ -12,4 +12,4 @@ START: Final = sys.intern("__start__")
 END: Final = sys.intern("__end__")
 """The last (virtual) node of a StateGraph."""
 
-__all__ = ("START", "END", "TAG_HIDDEN", "TAG_NOSTREAM")
+__all__ = ("END", "START", "TAG_HIDDEN", "TAG_NOSTREAM")

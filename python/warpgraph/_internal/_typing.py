@@ -6,15 +6,12 @@ from typing import Any, Final
 
 
 class _MissingType:
-    """The 'no value' marker: distinct from None, which is a legitimate channel value."""
+    """The 'no value' marker: distinct from None, which is a legitimate channel value.
+
+    Exactly one instance exists (`MISSING`); copying or unpickling returns it.
+    """
 
     __slots__ = ()
-    _instance: _MissingType | None = None
-
-    def __new__(cls) -> _MissingType:
-        if cls._instance is None:
-            cls._instance = super().__new__(cls)
-        return cls._instance
 
     def __repr__(self) -> str:
         return "MISSING"
@@ -22,8 +19,14 @@ class _MissingType:
     def __bool__(self) -> bool:
         return False
 
-    def __reduce__(self) -> Any:
-        return (_MissingType, ())
+    def __copy__(self) -> _MissingType:
+        return self
+
+    def __deepcopy__(self, memo: Any) -> _MissingType:
+        return self
+
+    def __reduce__(self) -> str:
+        return "MISSING"
 
 
 MISSING: Final[Any] = _MissingType()
