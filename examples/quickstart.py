@@ -1,13 +1,18 @@
-"""The seed example: a two-node graph, checkpointed, streamed and resumed.
+"""The seed example: a two-node graph, checkpointed to SQLite, streamed, inspected, resumed.
 
-Run with `make example` (installs warpgraph into .venv first).
+Run with `make example` (installs warpgraph into .venv first). Pass a database path to keep
+the threads between runs: `python examples/quickstart.py threads.sqlite`.
 """
 
 from __future__ import annotations
 
+import sys
+import tempfile
+import uuid
+from pathlib import Path
 from typing import TypedDict
 
-from warpgraph.checkpoint.memory import InMemorySaver
+from warpgraph.checkpoint.sqlite import SqliteSaver
 from warpgraph.graph import END, START, StateGraph
 
 
@@ -33,21 +38,28 @@ def build(checkpointer):
     return builder.compile(checkpointer=checkpointer)
 
 
-def main() -> None:
-    saver = InMemorySaver()
-    graph = build(saver)
-    config = {"configurable": {"thread_id": "t1"}}
+def main(db_path: str) -> None:
+    config = {"configurable": {"thread_id": f"t1-{uuid.uuid4().hex[:8]}"}}
+    print(f"database: {db_path}  thread: {config['configurable']['thread_id']}")
 
-    for chunk in graph.stream({"n": 1}, config, stream_mode="updates"):
-        print("update:", chunk)
+    with SqliteSaver.from_conn_string(db_path) as saver:
+        graph = build(saver)
+        for chunk in graph.stream({"n": 1}, config, stream_mode="updates"):
+            print("update:", chunk)
 
-    for snapshot in reversed(list(graph.get_state_history(config))):
-        meta = snapshot.metadata
-        print(f"checkpoint step={meta['step']:>2} source={meta['source']:<5} next={snapshot.next}")
-
-    print("final:", graph.get_state(config).values)
-    print("second invoke on the same thread:", graph.invoke({"n": 2}, config))
+    # A new connection (as a new process would open) sees the persisted thread.
+    with SqliteSaver.from_conn_string(db_path) as saver:
+        graph = build(saver)
+        for snapshot in reversed(list(graph.get_state_history(config))):
+            meta = snapshot.metadata
+            print(f"checkpoint step={meta['step']:>2} source={meta['source']:<5} next={snapshot.next}")
+        print("state:", graph.get_state(config).values)
+        print("second invoke on the same thread:", graph.invoke({"n": 2}, config))
 
 
 if __name__ == "__main__":
-    main()
+    if len(sys.argv) > 1:
+        main(sys.argv[1])
+    else:
+        with tempfile.TemporaryDirectory() as tmp:
+            main(str(Path(tmp) / "quickstart.sqlite"))
