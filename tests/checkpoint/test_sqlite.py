@@ -8,7 +8,6 @@ import subprocess
 import sys
 import threading
 from itertools import pairwise
-from pathlib import Path
 
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver as RefMemorySaver
@@ -18,8 +17,9 @@ from warpgraph.checkpoint.base import uuid6
 from warpgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from warpgraph.checkpoint.sqlite import SqliteSaver
 
+from tests._subproc import child_env
+
 PY = sys.executable
-PYTHONPATH = str(Path(__file__).resolve().parents[2] / "python")
 
 
 def _cp(values: dict, versions: dict, seen: dict | None = None, cid: str | None = None) -> dict:
@@ -80,7 +80,7 @@ def test_setup_from_several_processes_at_once(tmp_path) -> None:
         " {'v': 4, 'id': '1', 'ts': '', 'channel_values': {}, 'channel_versions': {},"
         " 'versions_seen': {}}, {}, {})\n"
     )
-    env = {"PYTHONPATH": PYTHONPATH}
+    env = child_env()
     procs = [
         subprocess.Popen([PY, "-c", code, path, f"p{i}"], env=env, stderr=subprocess.PIPE)
         for i in range(4)

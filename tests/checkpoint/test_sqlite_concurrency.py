@@ -8,15 +8,16 @@ import subprocess
 import sys
 import threading
 from itertools import pairwise
-from pathlib import Path
 
 import pytest
 from warpgraph.checkpoint._sql import CheckpointConflictError
 from warpgraph.checkpoint.sqlite import SqliteSaver
 from warpgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
+from tests._subproc import child_env
+
 PY = sys.executable
-ENV = {"PYTHONPATH": str(Path(__file__).resolve().parents[2] / "python")}
+ENV = child_env()
 
 WORKER = r"""
 import sys
