@@ -1,13 +1,17 @@
 //! Per-run state (channel states, `channel_versions`, `versions_seen`, updated channels) and
 //! LangGraph's `apply_writes` / PULL-task selection over it.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
-use crate::channel::{ChannelSpec, State, ValueOps};
+use crate::channel::{ChannelSpec, Kind, State, ValueOps};
 use crate::error::CoreResult;
 use crate::triggers::Topology;
-use crate::version::{null_version, py_max, OrdMap, Version, VersionMap};
+use crate::version::{null_version, FastMap, MaxCache, OrdMap, Version, VersionMap};
+
+mod tracking;
+
+pub use tracking::ChangeLog;
+use tracking::IndexSet;
 
 /// Names `apply_writes` never consumes (LangGraph's `RESERVED`).
 pub const RESERVED: &[&str] = &[
@@ -56,12 +60,18 @@ pub const SKIPPED_WRITE_KEYS: &[&str] = &[
 pub struct Graph<V> {
     pub channels: Vec<ChannelSpec<V>>,
     pub names: Vec<Arc<str>>,
-    pub index: HashMap<Arc<str>, usize>,
+    pub index: FastMap<Arc<str>, usize>,
     pub topology: Topology,
     /// Channels whose `update([])` / `consume()` / `finish()` can change something.
-    pub volatile: Vec<usize>,
+    pub volatile: Vec<bool>,
     pub consumable: Vec<bool>,
     pub finishable: Vec<usize>,
+    /// Custom (embedder-implemented) channels.
+    pub custom: Vec<bool>,
+    /// Channels whose `checkpoint()` is never MISSING (topics, barriers, custom).
+    pub always_valued: Vec<bool>,
+    /// `rank[c]`: position of channel `c`'s name in sorted name order.
+    pub rank: Vec<usize>,
 }
 
 impl<V> Graph<V> {
@@ -73,8 +83,9 @@ impl<V> Graph<V> {
             .enumerate()
             .map(|(i, n)| (n, i))
             .collect();
-        let volatile = (0..channels.len())
-            .filter(|&i| channels[i].reacts_to_empty_update())
+        let volatile = channels
+            .iter()
+            .map(ChannelSpec::reacts_to_empty_update)
             .collect();
         let consumable = channels
             .iter()
@@ -84,6 +95,25 @@ impl<V> Graph<V> {
         let finishable = (0..channels.len())
             .filter(|&i| channels[i].reacts_to_finish())
             .collect();
+        let custom = channels
+            .iter()
+            .map(|c| matches!(c.kind, Kind::Custom { .. }))
+            .collect();
+        let always_valued = channels
+            .iter()
+            .map(|c| {
+                matches!(
+                    c.kind,
+                    Kind::Custom { .. } | Kind::Topic { .. } | Kind::Barrier { .. }
+                )
+            })
+            .collect();
+        let mut order: Vec<usize> = (0..names.len()).collect();
+        order.sort_by(|&a, &b| names[a].cmp(&names[b]));
+        let mut rank = vec![0; names.len()];
+        for (r, &c) in order.iter().enumerate() {
+            rank[c] = r;
+        }
         Graph {
             channels,
             names,
@@ -92,39 +122,186 @@ impl<V> Graph<V> {
             volatile,
             consumable,
             finishable,
+            custom,
+            always_valued,
+            rank,
         }
     }
+}
+
+impl<V> Graph<V> {
+    /// Resolves a trigger name.
+    pub fn trigger(&self, name: &str) -> Trigger {
+        match self.index.get(name) {
+            Some(&c) => Trigger::Channel(c),
+            None => Trigger::Other(name.to_owned()),
+        }
+    }
+}
+
+/// A task trigger: a channel of the graph or any other name.
+#[derive(Debug, Clone)]
+pub enum Trigger {
+    Channel(usize),
+    Other(String),
 }
 
 /// One task's contribution to `apply_writes`.
 #[derive(Debug)]
 pub struct TaskWrites<V> {
     pub name: String,
-    /// `task_path_str(path)`: the sort key.
+    /// `task_path_str(path)`: the sort key (only read when there are several tasks).
     pub sort_key: String,
-    /// Trigger names (any string; only versioned ones are recorded as seen).
-    pub triggers: Vec<String>,
+    /// Triggers (only versioned ones are recorded as seen).
+    pub triggers: Vec<Trigger>,
     /// Writes to known channels, already stripped of reserved keys.
     pub writes: Vec<(usize, V)>,
 }
 
+const NO_SLOT: usize = usize::MAX;
+
 /// The mutable state of one run.
+///
+/// Besides LangGraph's state it keeps indexes that make a super-step cost O(work done):
+/// each channel's slot in `versions`, the running maximum version, the volatile channels that
+/// may be available, the channels that may have a checkpoint value, and change logs of the
+/// `versions` / `seen` slots for incremental readers.
 #[derive(Debug)]
 pub struct Run<V> {
     pub states: Vec<State<V>>,
-    pub versions: VersionMap,
-    pub seen: OrdMap<VersionMap>,
-    /// Sorted names updated by the last `apply_writes` (or restored from the checkpoint).
-    pub updated: Vec<Arc<str>>,
+    versions: VersionMap,
+    seen: OrdMap<VersionMap>,
+    /// Sorted names updated by the last `apply_writes` (or restored / set).
+    updated: Vec<Arc<str>>,
+    /// The channel indices among `updated`, in the same order.
+    updated_idx: Vec<usize>,
+    chan_slot: Vec<usize>,
+    max: MaxCache,
+    live: IndexSet,
+    valued: IndexSet,
+    /// Slots of `versions` changed (or added), in order.
+    pub version_log: ChangeLog,
+    /// Slots of `seen` changed (or added), in order.
+    pub seen_log: ChangeLog,
+    gen: u32,
+    consumed_at: Vec<u32>,
+    updated_at: Vec<u32>,
+    group_at: Vec<u32>,
+    group_idx: Vec<u32>,
 }
 
 impl<V> Run<V> {
-    /// The known channel indices of `updated`.
-    pub fn updated_indices(&self, graph: &Graph<V>) -> Vec<usize> {
-        self.updated
+    /// A run over restored state (`states[c]` for each channel of `graph`).
+    pub fn new(
+        graph: &Graph<V>,
+        states: Vec<State<V>>,
+        versions: VersionMap,
+        seen: OrdMap<VersionMap>,
+        updated: Vec<Arc<str>>,
+    ) -> Self {
+        let n = graph.channels.len();
+        let chan_slot = if versions.is_empty() {
+            vec![NO_SLOT; n]
+        } else {
+            graph
+                .names
+                .iter()
+                .map(|name| versions.slot(name).unwrap_or(NO_SLOT))
+                .collect()
+        };
+        let max = MaxCache::new(&versions);
+        let mut live = IndexSet::new(n);
+        let mut valued = IndexSet::new(n);
+        for c in 0..n {
+            if graph.volatile[c] {
+                live.insert(c);
+            }
+            valued.insert(c);
+        }
+        let mut run = Run {
+            states,
+            versions,
+            seen,
+            updated: Vec::new(),
+            updated_idx: Vec::new(),
+            chan_slot,
+            max,
+            live,
+            valued,
+            version_log: ChangeLog::default(),
+            seen_log: ChangeLog::default(),
+            gen: 0,
+            consumed_at: vec![0; n],
+            updated_at: vec![0; n],
+            group_at: vec![0; n],
+            group_idx: vec![0; n],
+        };
+        run.set_updated(graph, updated);
+        run
+    }
+
+    pub fn versions(&self) -> &VersionMap {
+        &self.versions
+    }
+
+    pub fn seen(&self) -> &OrdMap<VersionMap> {
+        &self.seen
+    }
+
+    /// The last step's updated channel names (sorted).
+    pub fn updated(&self) -> &[Arc<str>] {
+        &self.updated
+    }
+
+    /// The channel indices of `updated()`; `None` if some name is not a channel.
+    pub fn updated_channels(&self) -> Option<&[usize]> {
+        (self.updated_idx.len() == self.updated.len()).then_some(&self.updated_idx[..])
+    }
+
+    /// Replaces the trigger hint for the next step (sorted and deduplicated here).
+    pub fn set_updated(&mut self, graph: &Graph<V>, mut names: Vec<Arc<str>>) {
+        names.sort();
+        names.dedup();
+        self.updated_idx = names
             .iter()
             .filter_map(|n| graph.index.get(n).copied())
-            .collect()
+            .collect();
+        self.updated = names;
+    }
+
+    /// The current version of channel `c`.
+    pub fn channel_version(&self, c: usize) -> Option<&Version> {
+        match self.chan_slot[c] {
+            NO_SLOT => None,
+            s => Some(self.versions.at(s)),
+        }
+    }
+
+    /// Whether every version is an int or every version is a str (see [`MaxCache`]).
+    pub fn versions_homogeneous(&self) -> bool {
+        self.max.homogeneous()
+    }
+
+    /// Channels that may have a checkpoint value, ascending (a superset; checked by caller).
+    pub fn maybe_valued(&mut self) -> &[usize] {
+        self.valued.sorted()
+    }
+
+    /// Drops from [`Run::maybe_valued`] the channels whose state is now empty.
+    pub fn prune_valued(&mut self, graph: &Graph<V>) {
+        let states = &self.states;
+        self.valued.retain(|c| {
+            graph.always_valued[c]
+                || !matches!(
+                    states[c],
+                    State::Value(None) | State::Deferred { value: None, .. }
+                )
+        });
+    }
+
+    /// The slot of channel `c` in `versions()`.
+    pub fn channel_slot(&self, c: usize) -> Option<usize> {
+        (self.chan_slot[c] != NO_SLOT).then_some(self.chan_slot[c])
     }
 
     /// The PULL tasks that fire now, in LangGraph's order.
@@ -135,7 +312,7 @@ impl<V> Run<V> {
     ) -> CoreResult<Vec<usize>, O::Err> {
         let topo = &graph.topology;
         let candidates = topo.candidates(
-            &self.updated_indices(graph),
+            &self.updated_idx,
             !self.updated.is_empty(),
             !self.versions.is_empty(),
         );
@@ -146,7 +323,8 @@ impl<V> Run<V> {
         for n in candidates {
             let seen = self.seen.get(&topo.nodes[n].name);
             let avail = |c: usize| graph.channels[c].is_available(&self.states[c], ops);
-            if topo.fires(n, &graph.names, &self.versions, seen, &null, avail)? {
+            let version_of = |c: usize| self.channel_version(c);
+            if topo.fires(n, &graph.names, version_of, seen, &null, avail)? {
                 out.push(n);
             }
         }
@@ -154,49 +332,103 @@ impl<V> Run<V> {
     }
 
     fn set_version(&mut self, graph: &Graph<V>, c: usize, v: &Option<Version>) {
-        if let Some(v) = v {
-            self.versions.insert(&graph.names[c], v.clone());
+        let Some(v) = v else { return };
+        let slot = self.chan_slot[c];
+        if slot == NO_SLOT {
+            self.max.replace(None, v);
+            let s = self.versions.insert_arc(&graph.names[c], v.clone());
+            self.chan_slot[c] = s;
+            self.version_log.push(s);
+        } else {
+            self.max.replace(Some(self.versions.at(slot)), v);
+            self.versions.set_at(slot, v.clone());
+            self.version_log.push(slot);
         }
     }
 
+    fn seen_slot(&mut self, name: &str) -> usize {
+        match self.seen.slot(name) {
+            Some(s) => s,
+            None => {
+                let s = self.seen.insert(name, VersionMap::new());
+                self.seen_log.push(s);
+                s
+            }
+        }
+    }
+
+    fn next_gen(&mut self) -> u32 {
+        if self.gen == u32::MAX {
+            self.gen = 0;
+            for v in [
+                &mut self.consumed_at,
+                &mut self.updated_at,
+                &mut self.group_at,
+            ] {
+                v.iter_mut().for_each(|x| *x = 0);
+            }
+        }
+        self.gen += 1;
+        self.gen
+    }
+
     /// LangGraph's `apply_writes`. `next_version` is called once with the current maximum
-    /// version when given (`None` leaves versions untouched). Returns the updated channels.
+    /// version when given (`None` leaves versions untouched). Returns the updated channels
+    /// (indices, in sorted name order).
     pub fn apply_writes<O, F>(
         &mut self,
         graph: &Graph<V>,
         mut tasks: Vec<TaskWrites<V>>,
         next_version: Option<F>,
         ops: &O,
-    ) -> CoreResult<Vec<Arc<str>>, O::Err>
+    ) -> CoreResult<Vec<usize>, O::Err>
     where
         O: ValueOps<V = V>,
         F: FnOnce(Option<&Version>) -> CoreResult<Option<Version>, O::Err>,
     {
-        tasks.sort_by(|a, b| a.sort_key.cmp(&b.sort_key));
+        if tasks.len() > 1 {
+            tasks.sort_by(|a, b| a.sort_key.cmp(&b.sort_key));
+        }
         let bump_step = tasks.iter().any(|t| !t.triggers.is_empty());
 
         for t in &tasks {
-            let versions = &self.versions;
-            let entry = self.seen.entry_or_insert_with(&t.name, VersionMap::new);
+            let slot = self.seen_slot(&t.name);
+            let mut changed = false;
             for trig in &t.triggers {
-                if let Some(v) = versions.get(trig) {
-                    entry.insert(trig, v.clone());
+                match trig {
+                    Trigger::Channel(c) => {
+                        if let Some(v) = self.channel_version(*c).cloned() {
+                            self.seen.at_mut(slot).insert_arc(&graph.names[*c], v);
+                            changed = true;
+                        }
+                    }
+                    Trigger::Other(s) => {
+                        if let Some(v) = self.versions.get(s).cloned() {
+                            self.seen.at_mut(slot).insert(s, v);
+                            changed = true;
+                        }
+                    }
                 }
+            }
+            if changed {
+                self.seen_log.push(slot);
             }
         }
 
         let next = match next_version {
             None => None,
-            Some(f) => f(py_max(self.versions.values())?)?,
+            Some(f) => {
+                let cur = self.max.get(&self.versions)?;
+                f(cur.as_ref())?
+            }
         };
 
-        let n = graph.channels.len();
-        let mut done = vec![false; n];
+        let g = self.next_gen();
         for t in &tasks {
             for trig in &t.triggers {
-                if let Some(&c) = graph.index.get(trig.as_str()) {
-                    if graph.consumable[c] && !done[c] {
-                        done[c] = true;
+                if let Trigger::Channel(c) = *trig {
+                    if graph.consumable[c] && self.consumed_at[c] != g {
+                        self.consumed_at[c] = g;
                         if graph.channels[c].consume(&mut self.states[c], ops)? {
                             self.set_version(graph, c, &next);
                         }
@@ -206,364 +438,96 @@ impl<V> Run<V> {
         }
 
         let mut order: Vec<usize> = Vec::new();
-        let mut pending: Vec<Vec<V>> = (0..n).map(|_| Vec::new()).collect();
-        let mut has = vec![false; n];
+        let mut groups: Vec<Vec<V>> = Vec::new();
         for t in tasks {
             for (c, v) in t.writes {
-                if !has[c] {
-                    has[c] = true;
+                if self.group_at[c] != g {
+                    self.group_at[c] = g;
+                    self.group_idx[c] = groups.len() as u32;
                     order.push(c);
+                    groups.push(Vec::new());
                 }
-                pending[c].push(v);
+                groups[self.group_idx[c] as usize].push(v);
             }
         }
 
-        let mut updated = vec![false; n];
-        for c in order {
-            let vals = std::mem::take(&mut pending[c]);
+        let mut updated: Vec<usize> = Vec::new();
+        for (c, vals) in order.into_iter().zip(groups) {
+            if graph.volatile[c] {
+                self.live.insert(c);
+            }
+            self.valued.insert(c);
             let spec = &graph.channels[c];
             if spec.update(&mut self.states[c], vals, ops)? && next.is_some() {
                 self.set_version(graph, c, &next);
                 if spec.is_available(&self.states[c], ops)? {
-                    updated[c] = true;
+                    self.updated_at[c] = g;
+                    updated.push(c);
                 }
             }
         }
 
         if bump_step {
-            for &c in &graph.volatile {
+            let n_live = self.live.sorted().len();
+            for i in 0..n_live {
+                let c = self.live.items[i];
                 let spec = &graph.channels[c];
-                if !updated[c]
+                if self.updated_at[c] != g
                     && spec.is_available(&self.states[c], ops)?
                     && spec.update(&mut self.states[c], Vec::new(), ops)?
                     && next.is_some()
                 {
                     self.set_version(graph, c, &next);
                     if spec.is_available(&self.states[c], ops)? {
-                        updated[c] = true;
+                        self.updated_at[c] = g;
+                        updated.push(c);
                     }
                 }
             }
+            // Non-custom volatile channels only become available through an update.
+            let states = &self.states;
+            self.live.retain(|c| {
+                graph.custom[c]
+                    || graph.channels[c]
+                        .is_available(&states[c], ops)
+                        .unwrap_or(true)
+            });
         }
 
-        let updates_trigger = (0..n).any(|c| updated[c] && graph.topology.is_trigger(c));
+        let updates_trigger = updated.iter().any(|&c| graph.topology.is_trigger(c));
         if bump_step && !updates_trigger {
             for &c in &graph.finishable {
                 let spec = &graph.channels[c];
                 if spec.finish(&mut self.states[c], ops)? && next.is_some() {
                     self.set_version(graph, c, &next);
-                    if spec.is_available(&self.states[c], ops)? {
-                        updated[c] = true;
+                    if spec.is_available(&self.states[c], ops)? && self.updated_at[c] != g {
+                        self.updated_at[c] = g;
+                        updated.push(c);
                     }
                 }
             }
         }
 
-        let mut names: Vec<Arc<str>> = (0..n)
-            .filter(|&c| updated[c])
-            .map(|c| graph.names[c].clone())
-            .collect();
-        names.sort();
-        self.updated = names.clone();
-        Ok(names)
+        updated.sort_unstable_by_key(|&c| graph.rank[c]);
+        self.updated = updated.iter().map(|&c| graph.names[c].clone()).collect();
+        self.updated_idx.clone_from(&updated);
+        Ok(updated)
     }
 
     /// On resume: `versions_seen["__interrupt__"][k] = channel_versions[k]` for every channel
     /// (in channel order) that has a version; other entries are kept.
     pub fn mark_interrupt_seen(&mut self, graph: &Graph<V>) {
-        let versions = &self.versions;
-        let entry = self
-            .seen
-            .entry_or_insert_with("__interrupt__", VersionMap::new);
-        for name in &graph.names {
-            if let Some(v) = versions.get(name) {
-                entry.insert(name, v.clone());
+        let slot = self.seen_slot("__interrupt__");
+        for (c, name) in graph.names.iter().enumerate() {
+            let s = self.chan_slot[c];
+            if s != NO_SLOT {
+                let v = self.versions.at(s).clone();
+                self.seen.at_mut(slot).insert_arc(name, v);
             }
         }
+        self.seen_log.push(slot);
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::channel::testing::*;
-    use crate::channel::Kind;
-    use crate::triggers::ReadSpec;
-    use crate::version::increment;
-
-    fn graph(chans: Vec<(&str, Kind<Val>)>, nodes: &[(&str, &[&str])]) -> Graph<Val> {
-        let names: Vec<Arc<str>> = chans.iter().map(|(n, _)| Arc::from(*n)).collect();
-        let index: HashMap<Arc<str>, usize> = names
-            .iter()
-            .cloned()
-            .enumerate()
-            .map(|(i, n)| (n, i))
-            .collect();
-        let nodes = nodes
-            .iter()
-            .map(|(n, t)| {
-                (
-                    n.to_string(),
-                    t.iter().map(|s| s.to_string()).collect(),
-                    ReadSpec::Many(vec![]),
-                )
-            })
-            .collect();
-        let topo = Topology::new::<String>(&index, names.len(), nodes).unwrap();
-        let specs = chans.into_iter().map(|(n, k)| spec(n, k)).collect();
-        Graph::new(names, specs, topo)
-    }
-
-    fn run(g: &Graph<Val>) -> Run<Val> {
-        Run {
-            states: g.channels.iter().map(|c| c.empty_state(&TestOps)).collect(),
-            versions: VersionMap::new(),
-            seen: OrdMap::new(),
-            updated: Vec::new(),
-        }
-    }
-
-    fn task(
-        name: &str,
-        path: &str,
-        triggers: &[&str],
-        writes: Vec<(usize, Val)>,
-    ) -> TaskWrites<Val> {
-        TaskWrites {
-            name: name.into(),
-            sort_key: path.into(),
-            triggers: triggers.iter().map(|s| s.to_string()).collect(),
-            writes,
-        }
-    }
-
-    type Inc = fn(Option<&Version>) -> CoreResult<Option<Version>, String>;
-    fn inc() -> Option<Inc> {
-        Some(|v| increment(v).map(Some))
-    }
-
-    fn ver(r: &Run<Val>, c: &str) -> Option<i64> {
-        match r.versions.get(c) {
-            Some(Version::Int(i)) => Some(*i),
-            _ => None,
-        }
-    }
-
-    #[test]
-    fn writes_apply_in_path_order_with_one_version() {
-        let g = graph(
-            vec![
-                ("start", Kind::Ephemeral { guard: true }),
-                (
-                    "log",
-                    Kind::BinOp {
-                        op: Val::AddOp,
-                        initial: Some(Val::List(vec![])),
-                    },
-                ),
-                ("branch:to:b", Kind::Ephemeral { guard: false }),
-            ],
-            &[("a", &["start"]), ("b", &["branch:to:b"])],
-        );
-        let mut r = run(&g);
-        let up = r
-            .apply_writes(
-                &g,
-                vec![task("__input__", "", &[], vec![(0, Val::None)])],
-                inc(),
-                &TestOps,
-            )
-            .unwrap();
-        assert_eq!(up.iter().map(|s| &**s).collect::<Vec<_>>(), vec!["start"]);
-        assert_eq!(ver(&r, "start"), Some(1));
-        // No triggers: no finish/empty pass; versions_seen gets an empty entry.
-        assert!(r.seen.get("__input__").unwrap().is_empty());
-        assert_eq!(r.firing_nodes(&g, &TestOps).unwrap(), vec![0]);
-
-        let l = |x: &str| Val::List(vec![s(x)]);
-        let tasks = vec![
-            task(
-                "z",
-                "~__pregel_push, 0000000001, False",
-                &["__pregel_push"],
-                vec![(1, l("push1"))],
-            ),
-            task(
-                "a",
-                "~__pregel_pull, a",
-                &["start"],
-                vec![(1, l("a")), (2, Val::None)],
-            ),
-            task(
-                "y",
-                "~__pregel_push, 0000000000, False",
-                &["__pregel_push"],
-                vec![(1, l("push0"))],
-            ),
-        ];
-        let up = r.apply_writes(&g, tasks, inc(), &TestOps).unwrap();
-        // The ephemeral start channel was cleared (bumped, not reported).
-        assert_eq!(
-            up.iter().map(|s| &**s).collect::<Vec<_>>(),
-            vec!["branch:to:b", "log"]
-        );
-        assert_eq!(ver(&r, "start"), Some(2));
-        assert_eq!(ver(&r, "log"), Some(2));
-        assert_eq!(ver(&r, "branch:to:b"), Some(2));
-        assert!(
-            matches!(&r.states[1], State::Value(Some(Val::List(v))) if *v == vec![s("a"), s("push0"), s("push1")])
-        );
-        // Pre-bump version recorded as seen.
-        assert_eq!(
-            r.seen.get("a").unwrap().get("start"),
-            Some(&Version::Int(1))
-        );
-        assert!(r.seen.get("y").unwrap().is_empty());
-        assert_eq!(r.firing_nodes(&g, &TestOps).unwrap(), vec![1]);
-        assert_eq!(
-            r.seen.iter().map(|(k, _)| k).collect::<Vec<_>>(),
-            vec!["__input__", "a", "y", "z"]
-        );
-    }
-
-    #[test]
-    fn no_next_version_leaves_versions() {
-        let g = graph(vec![("a", Kind::LastValue)], &[("n", &["a"])]);
-        let mut r = run(&g);
-        let up = r
-            .apply_writes(
-                &g,
-                vec![task("t", "", &["a"], vec![(0, Val::Int(1))])],
-                None::<Inc>,
-                &TestOps,
-            )
-            .unwrap();
-        assert!(up.is_empty());
-        assert!(r.versions.is_empty());
-        assert!(matches!(&r.states[0], State::Value(Some(Val::Int(1)))));
-    }
-
-    #[test]
-    fn barrier_consume_and_deferred_finish() {
-        let g = graph(
-            vec![
-                (
-                    "join",
-                    Kind::Barrier {
-                        names: vec![s("a"), s("b")],
-                        names_obj: Val::None,
-                        after_finish: false,
-                    },
-                ),
-                ("branch:to:d", Kind::LastValueAfterFinish),
-                ("x", Kind::LastValue),
-            ],
-            &[("c", &["join"]), ("d", &["branch:to:d"]), ("a", &["x"])],
-        );
-        let mut r = run(&g);
-        r.apply_writes(
-            &g,
-            vec![task("__input__", "", &[], vec![(2, Val::Int(0))])],
-            inc(),
-            &TestOps,
-        )
-        .unwrap();
-        // a and b write the join; a also defers d. "join" triggers c, so no finish pass.
-        let up = r
-            .apply_writes(
-                &g,
-                vec![
-                    task(
-                        "a",
-                        "~__pregel_pull, a",
-                        &["x"],
-                        vec![(0, s("a")), (1, Val::None)],
-                    ),
-                    task("b", "~__pregel_pull, b", &["x"], vec![(0, s("b"))]),
-                ],
-                inc(),
-                &TestOps,
-            )
-            .unwrap();
-        assert_eq!(up.iter().map(|s| &**s).collect::<Vec<_>>(), vec!["join"]);
-        assert_eq!(ver(&r, "branch:to:d"), Some(2));
-        assert_eq!(r.firing_nodes(&g, &TestOps).unwrap(), vec![0]);
-        // c consumes the barrier; nothing that triggers is updated -> finish makes d available.
-        let up = r
-            .apply_writes(
-                &g,
-                vec![task("c", "~__pregel_pull, c", &["join"], vec![])],
-                inc(),
-                &TestOps,
-            )
-            .unwrap();
-        assert_eq!(
-            up.iter().map(|s| &**s).collect::<Vec<_>>(),
-            vec!["branch:to:d"]
-        );
-        assert_eq!(ver(&r, "join"), Some(3));
-        assert_eq!(ver(&r, "branch:to:d"), Some(3));
-        assert_eq!(r.firing_nodes(&g, &TestOps).unwrap(), vec![1]);
-        // d consumes its deferred trigger.
-        let up = r
-            .apply_writes(
-                &g,
-                vec![task("d", "~__pregel_pull, d", &["branch:to:d"], vec![])],
-                inc(),
-                &TestOps,
-            )
-            .unwrap();
-        assert!(up.is_empty());
-        assert_eq!(ver(&r, "branch:to:d"), Some(4));
-        assert!(r.firing_nodes(&g, &TestOps).unwrap().is_empty());
-    }
-
-    #[test]
-    fn errors_propagate() {
-        let g = graph(
-            vec![
-                ("a", Kind::LastValue),
-                (
-                    "s",
-                    Kind::BinOp {
-                        op: Val::FailOp,
-                        initial: Some(Val::Int(0)),
-                    },
-                ),
-            ],
-            &[],
-        );
-        let mut r = run(&g);
-        let two = vec![
-            task("x", "1", &[], vec![(0, Val::Int(1))]),
-            task("y", "2", &[], vec![(0, Val::Int(2))]),
-        ];
-        assert!(matches!(
-            r.apply_writes(&g, two, inc(), &TestOps),
-            Err(crate::error::CoreError::InvalidUpdate(_))
-        ));
-        let bad = vec![task("x", "1", &[], vec![(1, Val::Int(1))])];
-        assert!(matches!(
-            r.apply_writes(&g, bad, inc(), &TestOps),
-            Err(crate::error::CoreError::External(_))
-        ));
-    }
-
-    #[test]
-    fn interrupt_seen_copies_versions() {
-        let g = graph(vec![("a", Kind::LastValue)], &[]);
-        let mut r = run(&g);
-        r.apply_writes(
-            &g,
-            vec![task("__input__", "", &[], vec![(0, Val::Int(1))])],
-            inc(),
-            &TestOps,
-        )
-        .unwrap();
-        r.mark_interrupt_seen(&g);
-        assert_eq!(
-            r.seen.get("__interrupt__").unwrap().get("a"),
-            Some(&Version::Int(1))
-        );
-    }
-}
+mod tests;

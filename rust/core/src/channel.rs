@@ -22,11 +22,14 @@ pub trait ValueOps {
     fn overwrite_value(&self, v: &Self::V) -> Result<Option<Self::V>, Self::Err>;
     /// Topic flattening: a list contributes its items, anything else itself.
     fn flatten_into(&self, v: &Self::V, out: &mut Vec<Self::V>) -> Result<(), Self::Err>;
-    /// Position of `v` among a barrier's `names` (`names_obj` is the original collection).
+    /// Position of `v` among a barrier's `names` (`names_obj` is the original collection,
+    /// `lookup` the embedder's optional name -> position index built by `Kind::Barrier`'s
+    /// creator).
     fn name_index(
         &self,
         names: &[Self::V],
         names_obj: &Self::V,
+        lookup: Option<&Self::V>,
         v: &Self::V,
     ) -> Result<Option<usize>, Self::Err>;
     /// LangGraph's message for a barrier update with an unknown name.
@@ -58,10 +61,12 @@ pub enum Kind<V> {
     Topic {
         accumulate: bool,
     },
-    /// `names_obj` is the original names collection, for error messages.
+    /// `names_obj` is the original names collection, for error messages; `lookup` an
+    /// optional embedder index from name to position in `names`.
     Barrier {
         names: Vec<V>,
         names_obj: V,
+        lookup: Option<V>,
         after_finish: bool,
     },
     AnyValue,
@@ -126,13 +131,17 @@ pub enum State<V> {
     Topic(Vec<V>),
     /// `seen[i]`: `names[i]` received; `extra`: restored names not among `names`; `order`: the
     /// insertion order of the seen set (`i < names.len()` is `names[i]`, else an extra), so
-    /// a checkpointed set iterates like LangGraph's.
+    /// a checkpointed set iterates like LangGraph's. `base`: the restored set object (LangGraph
+    /// keeps adding to it, so its table layout decides the iteration order), which holds the
+    /// first `base_len` entries of `order`.
     Barrier {
         seen: Vec<bool>,
         count: usize,
         extra: Vec<V>,
         finished: bool,
         order: Vec<usize>,
+        base: Option<V>,
+        base_len: usize,
     },
     /// The live custom channel object.
     Custom(V),
@@ -165,6 +174,8 @@ impl<V> ChannelSpec<V> {
                 extra: Vec::new(),
                 finished: false,
                 order: Vec::new(),
+                base: None,
+                base_len: 0,
             },
             Kind::BinOp { initial, .. } => {
                 State::Value(initial.as_ref().map(|v| ops.clone_value(v)))
@@ -251,7 +262,10 @@ impl<V> ChannelSpec<V> {
             }
             (
                 Kind::Barrier {
-                    names, names_obj, ..
+                    names,
+                    names_obj,
+                    lookup,
+                    ..
                 },
                 State::Barrier {
                     seen, count, order, ..
@@ -259,7 +273,10 @@ impl<V> ChannelSpec<V> {
             ) => {
                 let mut updated = false;
                 for v in &values {
-                    match ops.name_index(names, names_obj, v).map_err(ext)? {
+                    match ops
+                        .name_index(names, names_obj, lookup.as_ref(), v)
+                        .map_err(ext)?
+                    {
                         Some(i) => {
                             if !seen[i] {
                                 seen[i] = true;
@@ -345,12 +362,16 @@ impl<V> ChannelSpec<V> {
                     extra,
                     finished,
                     order,
+                    base,
+                    base_len,
                 },
             ) => {
                 let complete = *count == names.len() && extra.is_empty();
                 if complete && (!after_finish || *finished) {
                     seen.iter_mut().for_each(|s| *s = false);
                     order.clear();
+                    *base = None;
+                    *base_len = 0;
                     *count = 0;
                     *finished = false;
                     return Ok(true);
@@ -476,12 +497,16 @@ impl<V> ChannelSpec<V> {
                 extra,
                 finished,
                 order,
+                base,
+                base_len,
             } => State::Barrier {
                 seen: seen.clone(),
                 count: *count,
                 extra: extra.iter().map(c).collect(),
                 finished: *finished,
                 order: order.clone(),
+                base: base.as_ref().map(c),
+                base_len: *base_len,
             },
             State::Custom(ch) => State::Custom(ops.custom_copy(ch).map_err(ext)?),
         })
@@ -538,7 +563,13 @@ pub(crate) mod testing {
             }
             Ok(())
         }
-        fn name_index(&self, names: &[Val], _obj: &Val, v: &Val) -> Result<Option<usize>, String> {
+        fn name_index(
+            &self,
+            names: &[Val],
+            _obj: &Val,
+            _lookup: Option<&Val>,
+            v: &Val,
+        ) -> Result<Option<usize>, String> {
             Ok(names.iter().position(|n| n == v))
         }
         fn unknown_name_message(&self, key: &str, v: &Val, _names: &Val) -> String {
@@ -696,6 +727,7 @@ mod tests {
             Kind::Barrier {
                 names: names.clone(),
                 names_obj: Val::None,
+                lookup: None,
                 after_finish: false,
             },
         );
@@ -718,6 +750,7 @@ mod tests {
             Kind::Barrier {
                 names,
                 names_obj: Val::None,
+                lookup: None,
                 after_finish: true,
             },
         );

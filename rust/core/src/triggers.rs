@@ -1,11 +1,10 @@
 //! The node/trigger topology of a graph: `trigger_to_nodes`, candidate selection for the next
 //! step, LangGraph's `_triggers` rule and `should_interrupt`.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::error::{CoreError, CoreResult};
-use crate::version::{null_version, py_gt, OrdMap, Version, VersionMap};
+use crate::version::{null_version, py_gt, FastMap, OrdMap, Version, VersionMap};
 
 /// What a node reads as its input.
 #[derive(Debug, Clone)]
@@ -31,7 +30,7 @@ pub struct NodeSpec {
 #[derive(Debug, Clone)]
 pub struct Topology {
     pub nodes: Vec<NodeSpec>,
-    pub node_index: HashMap<Arc<str>, usize>,
+    pub node_index: FastMap<Arc<str>, usize>,
     /// Per channel: nodes it triggers, in node order.
     pub trigger_to_nodes: Vec<Vec<usize>>,
     /// `rank[node]`: position of the node name in sorted name order.
@@ -43,13 +42,13 @@ pub struct Topology {
 impl Topology {
     /// Builds the topology. `nodes` are (name, trigger names, read) with read already resolved.
     pub fn new<E>(
-        channel_index: &HashMap<Arc<str>, usize>,
+        channel_index: &FastMap<Arc<str>, usize>,
         n_channels: usize,
         nodes: Vec<(String, Vec<String>, ReadSpec)>,
     ) -> CoreResult<Topology, E> {
         let mut trigger_to_nodes = vec![Vec::new(); n_channels];
         let mut specs = Vec::with_capacity(nodes.len());
-        let mut node_index = HashMap::with_capacity(nodes.len());
+        let mut node_index = FastMap::default();
         for (i, (name, triggers, read)) in nodes.into_iter().enumerate() {
             let mut idx = Vec::with_capacity(triggers.len());
             for t in &triggers {
@@ -104,6 +103,7 @@ impl Topology {
     ///
     /// `updated` are the known channel indices of the previous step's updated channels and
     /// `any_updated` whether that set (including names that are not channels) is non-empty.
+    /// Costs O(candidates log candidates) when `updated` is non-empty.
     pub fn candidates(
         &self,
         updated: &[usize],
@@ -111,17 +111,14 @@ impl Topology {
         has_versions: bool,
     ) -> Vec<usize> {
         if any_updated && self.has_triggers {
-            let mut mark = vec![false; self.nodes.len()];
-            let mut out = Vec::new();
-            for &c in updated {
-                for &n in &self.trigger_to_nodes[c] {
-                    if !mark[n] {
-                        mark[n] = true;
-                        out.push(n);
-                    }
-                }
+            let mut out: Vec<usize> = updated
+                .iter()
+                .flat_map(|&c| self.trigger_to_nodes[c].iter().copied())
+                .collect();
+            if out.len() > 1 {
+                out.sort_unstable_by_key(|&n| self.rank[n]);
+                out.dedup();
             }
-            out.sort_by_key(|&n| self.rank[n]);
             out
         } else if !has_versions {
             Vec::new()
@@ -132,13 +129,13 @@ impl Topology {
 
     /// LangGraph's `_triggers`: whether node `n` fires. `version_of(c)` is the channel's current
     /// version, `available(c)` its availability.
-    pub fn fires<E>(
+    pub fn fires<'a, E>(
         &self,
         n: usize,
         channel_names: &[Arc<str>],
-        versions: &VersionMap,
+        version_of: impl Fn(usize) -> Option<&'a Version>,
         seen: Option<&VersionMap>,
-        null: &Version,
+        null: &'a Version,
         mut available: impl FnMut(usize) -> CoreResult<bool, E>,
     ) -> CoreResult<bool, E> {
         let node = &self.nodes[n];
@@ -153,9 +150,8 @@ impl Topology {
             Some(seen) => {
                 for &c in &node.triggers {
                     if available(c)? {
-                        let name = &*channel_names[c];
-                        let cur = versions.get(name).unwrap_or(null);
-                        let old = seen.get(name).unwrap_or(null);
+                        let cur = version_of(c).unwrap_or(null);
+                        let old = seen.get(&channel_names[c]).unwrap_or(null);
                         if py_gt(Some(cur), Some(old))? {
                             return Ok(true);
                         }
@@ -237,7 +233,7 @@ mod tests {
         assert_eq!(t.candidates(&[], false, true), vec![0, 1, 2]);
         assert!(t.candidates(&[], false, false).is_empty());
         assert!(Topology::new::<()>(
-            &HashMap::new(),
+            &FastMap::default(),
             0,
             vec![("n".into(), vec!["x".into()], ReadSpec::One(None))]
         )
@@ -251,25 +247,20 @@ mod tests {
         versions.insert("a", Version::Int(2));
         versions.insert("b", Version::Int(1));
         let null = Version::Int(0);
+        let vo = |c: usize| versions.get(&names[c]);
         let avail = |c: usize| -> CoreResult<bool, ()> { Ok(c == 1) };
         // Never ran: any available trigger fires.
-        assert!(t.fires(0, &names, &versions, None, &null, avail).unwrap());
+        assert!(t.fires(0, &names, vo, None, &null, avail).unwrap());
         // Seen b at 1: b is not newer; a is newer but unavailable.
         let mut seen = VersionMap::new();
         seen.insert("a", Version::Int(1));
         seen.insert("b", Version::Int(1));
-        assert!(!t
-            .fires(0, &names, &versions, Some(&seen), &null, avail)
-            .unwrap());
+        assert!(!t.fires(0, &names, vo, Some(&seen), &null, avail).unwrap());
         seen.insert("b", Version::Int(0));
-        assert!(t
-            .fires(0, &names, &versions, Some(&seen), &null, avail)
-            .unwrap());
+        assert!(t.fires(0, &names, vo, Some(&seen), &null, avail).unwrap());
         // A seen entry without the channel compares with the null version.
         let empty = VersionMap::new();
-        assert!(t
-            .fires(0, &names, &versions, Some(&empty), &null, avail)
-            .unwrap());
+        assert!(t.fires(0, &names, vo, Some(&empty), &null, avail).unwrap());
     }
 
     #[test]

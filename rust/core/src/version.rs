@@ -5,6 +5,7 @@
 use std::cmp::Ordering;
 use std::collections::HashMap;
 use std::fmt::Write;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
 use std::sync::{Arc, OnceLock};
 
@@ -155,6 +156,11 @@ pub fn integer_part<E>(current: Option<&Version>) -> CoreResult<i128, E> {
         )),
         Some(Version::Str(s)) => {
             let head = s.split('.').next().unwrap_or("");
+            if head.bytes().all(|b| b.is_ascii_digit()) {
+                if let Ok(n) = head.parse::<i128>() {
+                    return Ok(n);
+                }
+            }
             let cleaned: String = head.trim().chars().filter(|c| *c != '_').collect();
             cleaned.parse::<i128>().map_err(|_| {
                 CoreError::InvalidArgument(format!(
@@ -181,6 +187,15 @@ pub fn next_saver_version<E>(current: Option<&Version>, random: f64) -> CoreResu
 
 /// Python's `repr(x)` of a float (shortest round-trip digits, exponent outside [-4, 16)).
 pub fn py_float_repr(x: f64) -> String {
+    // Fast path for random() values: Rust's Display prints the same shortest digits in
+    // positional notation, which is Python's form for magnitudes in [1e-4, 1).
+    if (1e-4..1.0).contains(&x.abs()) {
+        return format!("{x}");
+    }
+    py_float_repr_general(x)
+}
+
+fn py_float_repr_general(x: f64) -> String {
     if x.is_nan() {
         return "nan".into();
     }
@@ -276,20 +291,74 @@ pub fn random_unit() -> f64 {
     (z >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
 }
 
-/// An insertion-ordered `str -> T` map (Python dict order), without removal.
+/// A small, fast, non-cryptographic hasher (FxHash) for the name maps: their keys are graph
+/// channel / node names, not attacker-chosen data.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct FxHasher {
+    hash: u64,
+}
+
+const FX_SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+
+impl FxHasher {
+    #[inline]
+    fn add(&mut self, word: u64) {
+        self.hash = (self.hash.rotate_left(5) ^ word).wrapping_mul(FX_SEED);
+    }
+}
+
+impl Hasher for FxHasher {
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(c);
+            self.add(u64::from_le_bytes(w));
+        }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut w = [0u8; 8];
+            w[..rest.len()].copy_from_slice(rest);
+            self.add(u64::from_le_bytes(w));
+        }
+    }
+    #[inline]
+    fn write_u8(&mut self, i: u8) {
+        self.add(u64::from(i));
+    }
+    #[inline]
+    fn write_usize(&mut self, i: usize) {
+        self.add(i as u64);
+    }
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.hash
+    }
+}
+
+/// A `HashMap` with [`FxHasher`].
+pub type FastMap<K, T> = HashMap<K, T, BuildHasherDefault<FxHasher>>;
+
+/// An insertion-ordered `str -> T` map (Python dict order), without removal. Small maps
+/// (most `versions_seen` entries) are searched linearly; the hash index is built only once
+/// the map outgrows [`SMALL`].
 #[derive(Debug, Clone)]
 pub struct OrdMap<T> {
     keys: Vec<Arc<str>>,
     vals: Vec<T>,
-    index: HashMap<Arc<str>, usize>,
+    index: Option<FastMap<Arc<str>, usize>>,
 }
+
+/// Size up to which an [`OrdMap`] has no hash index.
+const SMALL: usize = 8;
 
 impl<T> Default for OrdMap<T> {
     fn default() -> Self {
         OrdMap {
             keys: Vec::new(),
             vals: Vec::new(),
-            index: HashMap::new(),
+            index: None,
         }
     }
 }
@@ -298,44 +367,93 @@ impl<T> OrdMap<T> {
     pub fn new() -> Self {
         Self::default()
     }
+    /// An empty map with room for `n` entries.
+    pub fn with_capacity(n: usize) -> Self {
+        let mut index: Option<FastMap<Arc<str>, usize>> = None;
+        if n > SMALL {
+            let mut ix = FastMap::default();
+            ix.reserve(n);
+            index = Some(ix);
+        }
+        OrdMap {
+            keys: Vec::with_capacity(n),
+            vals: Vec::with_capacity(n),
+            index,
+        }
+    }
     pub fn len(&self) -> usize {
         self.keys.len()
     }
     pub fn is_empty(&self) -> bool {
         self.keys.is_empty()
     }
-    pub fn get(&self, key: &str) -> Option<&T> {
-        self.index.get(key).map(|&i| &self.vals[i])
-    }
-    pub fn get_mut(&mut self, key: &str) -> Option<&mut T> {
-        self.index.get(key).map(|&i| &mut self.vals[i])
-    }
     /// Position of `key` (stable: entries are never removed).
     pub fn slot(&self, key: &str) -> Option<usize> {
-        self.index.get(key).copied()
+        match &self.index {
+            Some(ix) => ix.get(key).copied(),
+            None => self.keys.iter().position(|k| **k == *key),
+        }
+    }
+    pub fn get(&self, key: &str) -> Option<&T> {
+        self.slot(key).map(|i| &self.vals[i])
+    }
+    pub fn get_mut(&mut self, key: &str) -> Option<&mut T> {
+        self.slot(key).map(|i| &mut self.vals[i])
     }
     pub fn at(&self, slot: usize) -> &T {
         &self.vals[slot]
+    }
+    pub fn at_mut(&mut self, slot: usize) -> &mut T {
+        &mut self.vals[slot]
+    }
+    /// The key at `slot`.
+    pub fn key_at(&self, slot: usize) -> &Arc<str> {
+        &self.keys[slot]
     }
     pub fn set_at(&mut self, slot: usize, value: T) {
         self.vals[slot] = value;
     }
     /// Inserts or replaces; a new key goes last. Returns the slot.
     pub fn insert(&mut self, key: &str, value: T) -> usize {
-        if let Some(&i) = self.index.get(key) {
+        if let Some(i) = self.slot(key) {
             self.vals[i] = value;
             return i;
         }
-        let k: Arc<str> = Arc::from(key);
-        self.keys.push(k.clone());
+        self.push_new(Arc::from(key), value)
+    }
+    /// Like [`OrdMap::insert`] but reuses the caller's shared key.
+    pub fn insert_arc(&mut self, key: &Arc<str>, value: T) -> usize {
+        if let Some(i) = self.slot(key) {
+            self.vals[i] = value;
+            return i;
+        }
+        self.push_new(key.clone(), value)
+    }
+    fn push_new(&mut self, key: Arc<str>, value: T) -> usize {
+        let slot = self.keys.len();
+        match &mut self.index {
+            Some(ix) => {
+                ix.insert(key.clone(), slot);
+            }
+            None if slot >= SMALL => {
+                let mut ix: FastMap<Arc<str>, usize> = FastMap::default();
+                ix.reserve(slot * 2);
+                for (i, k) in self.keys.iter().enumerate() {
+                    ix.insert(k.clone(), i);
+                }
+                ix.insert(key.clone(), slot);
+                self.index = Some(ix);
+            }
+            None => {}
+        }
+        self.keys.push(key);
         self.vals.push(value);
-        self.index.insert(k, self.keys.len() - 1);
-        self.keys.len() - 1
+        slot
     }
     /// `setdefault(key, make())`, returning the value.
     pub fn entry_or_insert_with(&mut self, key: &str, make: impl FnOnce() -> T) -> &mut T {
-        let i = match self.index.get(key) {
-            Some(&i) => i,
+        let i = match self.slot(key) {
+            Some(i) => i,
             None => self.insert(key, make()),
         };
         &mut self.vals[i]
@@ -353,6 +471,85 @@ impl<T> OrdMap<T> {
 
 /// `{channel: version}` in dict order.
 pub type VersionMap = OrdMap<Version>;
+
+/// Python's `max(channel_versions.values())`, kept incrementally while every version is an
+/// int or every version is a str (total orders where equal values are indistinguishable);
+/// otherwise recomputed each time with Python's exact semantics (incl. its TypeErrors).
+#[derive(Debug, Default, Clone)]
+pub struct MaxCache {
+    ints: usize,
+    floats: usize,
+    strs: usize,
+    max: Option<Version>,
+    valid: bool,
+}
+
+impl MaxCache {
+    /// Counts the versions of `m`; the maximum is computed on first use.
+    pub fn new(m: &VersionMap) -> Self {
+        let mut c = MaxCache::default();
+        for v in m.values() {
+            c.count(v, true);
+        }
+        c
+    }
+
+    fn count(&mut self, v: &Version, add: bool) {
+        let n = match v {
+            Version::Int(_) => &mut self.ints,
+            Version::Float(_) => &mut self.floats,
+            Version::Str(_) => &mut self.strs,
+        };
+        if add {
+            *n += 1;
+        } else {
+            *n -= 1;
+        }
+    }
+
+    /// Whether all versions are of one totally ordered type (all int or all str).
+    pub fn homogeneous(&self) -> bool {
+        self.floats == 0 && (self.ints == 0 || self.strs == 0)
+    }
+
+    /// Records that a slot's version went from `old` to `new`.
+    pub fn replace(&mut self, old: Option<&Version>, new: &Version) {
+        if let Some(o) = old {
+            self.count(o, false);
+        }
+        self.count(new, true);
+        if !self.valid {
+            return;
+        }
+        if !self.homogeneous() {
+            self.valid = false;
+            self.max = None;
+            return;
+        }
+        match &self.max {
+            None => self.max = Some(new.clone()),
+            Some(m) => {
+                if matches!(compare(new, m), Some(Ordering::Greater)) {
+                    self.max = Some(new.clone());
+                } else if old.is_some_and(|o| o == m) && new != m {
+                    self.valid = false;
+                }
+            }
+        }
+    }
+
+    /// The maximum of `m` (the map this cache tracks).
+    pub fn get<E>(&mut self, m: &VersionMap) -> CoreResult<Option<Version>, E> {
+        if !self.homogeneous() {
+            return Ok(py_max(m.values())?.cloned());
+        }
+        if !self.valid {
+            self.max = py_max(m.values())?.cloned();
+            self.valid = true;
+        }
+        Ok(self.max.clone())
+    }
+}
 
 /// `checkpoint_null_version`: `type(first version)()`, `None` when there are no versions.
 pub fn null_version(versions: &VersionMap) -> Option<Version> {
@@ -394,6 +591,25 @@ mod tests {
         assert_eq!(format_float_016(0.5), "00000000000000.5");
         assert_eq!(format_float_016(1e-05), "000000000001e-05");
         assert_eq!(format_float_016(0.48933361276606724), "0.48933361276606724");
+    }
+
+    #[test]
+    fn float_repr_fast_path_agrees() {
+        let mut xs: Vec<f64> = (0..20000).map(|_| random_unit()).collect();
+        xs.extend([
+            1e-4,
+            0.00010000000000000002,
+            0.1,
+            0.3,
+            0.9999999999999999,
+            0.5,
+        ]);
+        for x in xs {
+            if (1e-4..1.0).contains(&x) {
+                assert_eq!(py_float_repr(x), py_float_repr_general(x), "{x:e}");
+                assert_eq!(py_float_repr(-x), py_float_repr_general(-x));
+            }
+        }
     }
 
     #[test]
@@ -467,6 +683,57 @@ mod tests {
             vec!["b", "a"]
         );
         assert!(matches!(null_version(&cur), Some(Version::Int(0))));
+    }
+
+    #[test]
+    fn max_cache_matches_python_max() {
+        let mut m = VersionMap::new();
+        let mut c = MaxCache::new(&m);
+        let set = |m: &mut VersionMap, c: &mut MaxCache, k: &str, v: Version| {
+            c.replace(m.get(k), &v);
+            m.insert(k, v);
+        };
+        assert!(c.get::<()>(&m).unwrap().is_none());
+        set(&mut m, &mut c, "a", Version::Int(3));
+        set(&mut m, &mut c, "b", Version::Int(5));
+        assert!(matches!(c.get::<()>(&m).unwrap(), Some(Version::Int(5))));
+        // The maximum goes down (a callable next_version may do that): recomputed.
+        set(&mut m, &mut c, "b", Version::Int(1));
+        assert!(matches!(c.get::<()>(&m).unwrap(), Some(Version::Int(3))));
+        // Mixed types: Python's max, including its TypeError.
+        set(&mut m, &mut c, "c", Version::Float(3.5));
+        assert!(matches!(c.get::<()>(&m).unwrap(), Some(Version::Float(_))));
+        set(&mut m, &mut c, "d", Version::str("9"));
+        assert!(matches!(c.get::<()>(&m), Err(CoreError::VersionType(_))));
+        let mut s = VersionMap::new();
+        s.insert("x", Version::str("2"));
+        s.insert("y", Version::str("10"));
+        assert!(
+            matches!(MaxCache::new(&s).get::<()>(&s).unwrap(), Some(Version::Str(v)) if &*v == "2")
+        );
+    }
+
+    #[test]
+    fn ordered_map_grows_an_index() {
+        let mut m: OrdMap<usize> = OrdMap::new();
+        for i in 0..40 {
+            assert_eq!(m.insert(&format!("k{i}"), i), i);
+        }
+        assert_eq!(m.insert("k3", 99), 3);
+        let k7: Arc<str> = Arc::from("k7");
+        assert_eq!(m.insert_arc(&k7, 70), 7);
+        for i in 0..40 {
+            let want = match i {
+                3 => 99,
+                7 => 70,
+                _ => i,
+            };
+            assert_eq!(m.get(&format!("k{i}")), Some(&want));
+            assert_eq!(m.slot(&format!("k{i}")), Some(i));
+        }
+        assert_eq!(m.get("k40"), None);
+        assert_eq!(m.len(), 40);
+        assert_eq!(m.iter().nth(5).map(|(k, _)| k), Some("k5"));
     }
 
     #[test]

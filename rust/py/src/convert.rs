@@ -1,15 +1,18 @@
 //! Conversions between Python objects and core values: versions, version maps, task paths.
 
-use std::collections::HashMap;
+use std::collections::VecDeque;
 use std::sync::Arc;
 
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+use warpgraph_core::apply::Run;
+use warpgraph_core::error::CoreError;
 use warpgraph_core::ids::PathPart;
-use warpgraph_core::version::{OrdMap, Version, VersionMap};
+use warpgraph_core::version::{null_version, py_gt, OrdMap, Version, VersionMap};
 
 use super::graphspec::SpecInner;
+use super::pychannel::V;
 
 /// A Python int, float or str as a version.
 pub fn version_from_py(v: &Bound<'_, PyAny>) -> PyResult<Version> {
@@ -29,59 +32,284 @@ pub fn version_from_py(v: &Bound<'_, PyAny>) -> PyResult<Version> {
     )))
 }
 
-/// Converts versions to Python, sharing one `str` object per distinct version string and
-/// reusing the graph's interned channel / node names as dict keys.
-#[derive(Default)]
-pub struct VersionCache<'a> {
-    strs: HashMap<usize, Py<PyAny>>,
-    spec: Option<&'a SpecInner>,
+/// A version as a new Python object.
+pub fn version_to_py(py: Python<'_>, v: &Version) -> PyResult<Py<PyAny>> {
+    Ok(match v {
+        Version::Int(i) => i.into_pyobject(py)?.into_any().unbind(),
+        Version::Float(f) => PyFloat::new(py, *f).into_any().unbind(),
+        Version::Str(s) => PyString::new(py, s).into_any().unbind(),
+    })
 }
 
-impl<'a> VersionCache<'a> {
-    pub fn for_spec(spec: &'a SpecInner) -> Self {
-        VersionCache {
-            strs: HashMap::new(),
-            spec: Some(spec),
+/// Whether two versions are the same value (strings: the same shared allocation).
+fn same(a: &Version, b: &Version) -> bool {
+    match (a, b) {
+        (Version::Int(x), Version::Int(y)) => x == y,
+        (Version::Float(x), Version::Float(y)) => x.to_bits() == y.to_bits(),
+        (Version::Str(x), Version::Str(y)) => Arc::ptr_eq(x, y),
+        _ => false,
+    }
+}
+
+/// A dict key: the graph's interned channel or node name when known.
+pub fn key_obj<'py>(py: Python<'py>, spec: &SpecInner, k: &str) -> Bound<'py, PyString> {
+    if let Some(&c) = spec.graph.index.get(k) {
+        return spec.chan_names[c].bind(py).clone();
+    }
+    if let Some(&n) = spec.graph.topology.node_index.get(k) {
+        return spec.node_names[n].bind(py).clone();
+    }
+    PyString::new(py, k)
+}
+
+/// Python mirrors of `channel_versions` and `versions_seen`, kept in sync incrementally from
+/// the run's change logs, so handing out a checkpoint costs a dict copy, not a rebuild.
+///
+/// The mirror dicts themselves are never handed out; `versions_seen` inner dicts are (shared
+/// between checkpoints) and are therefore replaced, never mutated, when a node's entry changes.
+#[derive(Default)]
+pub struct Mirror {
+    cv: Option<Py<PyDict>>,
+    cv_pos: usize,
+    /// Per versions slot: the key object and the current (version, Python object).
+    keys: Vec<Py<PyString>>,
+    objs: Vec<(Version, Py<PyAny>)>,
+    /// The last version converted (one next version is shared by all channels of a step).
+    last: Option<(Version, Py<PyAny>)>,
+    vs: Option<Py<PyDict>>,
+    vs_pos: usize,
+    /// `channel_versions` dicts handed out by create_checkpoint: (dict, log position, len).
+    snaps: VecDeque<(Py<PyDict>, usize, usize)>,
+}
+
+const SNAPS: usize = 4;
+const LOG_SLACK: usize = 1024;
+
+impl Mirror {
+    fn obj(&mut self, py: Python<'_>, v: &Version) -> PyResult<Py<PyAny>> {
+        if let Some((lv, lo)) = &self.last {
+            if same(lv, v) {
+                return Ok(lo.clone_ref(py));
+            }
         }
+        let o = version_to_py(py, v)?;
+        self.last = Some((v.clone(), o.clone_ref(py)));
+        Ok(o)
     }
 
-    /// A dict key: the interned channel or node name when known.
-    pub fn key<'py>(&self, py: Python<'py>, k: &str) -> Bound<'py, PyString> {
-        if let Some(spec) = self.spec {
-            if let Some(&c) = spec.graph.index.get(k) {
-                return spec.chan_names[c].bind(py).clone();
-            }
-            if let Some(&n) = spec.graph.topology.node_index.get(k) {
-                return spec.node_names[n].bind(py).clone();
+    /// A seen version of channel `name`: the channel's mirrored object when it is the same.
+    fn seen_obj(
+        &mut self,
+        py: Python<'_>,
+        run: &Run<V>,
+        spec: &SpecInner,
+        name: &str,
+        v: &Version,
+    ) -> PyResult<Py<PyAny>> {
+        let slot = spec
+            .graph
+            .index
+            .get(name)
+            .and_then(|&c| run.channel_slot(c));
+        if let Some((ov, oo)) = slot.and_then(|s| self.objs.get(s)) {
+            if same(ov, v) {
+                return Ok(oo.clone_ref(py));
             }
         }
-        PyString::new(py, k)
+        self.obj(py, v)
     }
 
-    pub fn version(&mut self, py: Python<'_>, v: &Version) -> PyResult<Py<PyAny>> {
-        Ok(match v {
-            Version::Int(i) => i.into_pyobject(py)?.into_any().unbind(),
-            Version::Float(f) => PyFloat::new(py, *f).into_any().unbind(),
-            Version::Str(s) => {
-                let key = Arc::as_ptr(s) as *const u8 as usize;
-                self.strs
-                    .entry(key)
-                    .or_insert_with(|| PyString::new(py, s).into_any().unbind())
-                    .clone_ref(py)
+    fn set_slot(
+        &mut self,
+        py: Python<'_>,
+        d: &Bound<'_, PyDict>,
+        versions: &VersionMap,
+        spec: &SpecInner,
+        slot: usize,
+    ) -> PyResult<()> {
+        while self.objs.len() < slot {
+            let s = self.objs.len();
+            self.set_slot(py, d, versions, spec, s)?;
+        }
+        let v = versions.at(slot);
+        if let Some((ov, _)) = self.objs.get(slot) {
+            if same(ov, v) {
+                return Ok(());
             }
-        })
+        }
+        let o = self.obj(py, v)?;
+        if slot == self.objs.len() {
+            let key = key_obj(py, spec, versions.key_at(slot));
+            d.set_item(&key, &o)?;
+            self.keys.push(key.unbind());
+            self.objs.push((v.clone(), o));
+        } else {
+            d.set_item(self.keys[slot].bind(py), &o)?;
+            self.objs[slot] = (v.clone(), o);
+        }
+        Ok(())
     }
 
-    pub fn map_to_py<'py>(
+    /// The up-to-date `channel_versions` mirror (never hand it out: copy it).
+    pub fn versions<'py>(
         &mut self,
         py: Python<'py>,
+        run: &Run<V>,
+        spec: &SpecInner,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let versions = run.versions();
+        let d = match (&self.cv, run.version_log.since(self.cv_pos)) {
+            (Some(d), Some(changed)) => {
+                let d = d.bind(py).clone();
+                for &slot in changed {
+                    self.set_slot(py, &d, versions, spec, slot)?;
+                }
+                d
+            }
+            _ => {
+                self.keys.clear();
+                self.objs.clear();
+                let d = PyDict::new(py);
+                for slot in 0..versions.len() {
+                    self.set_slot(py, &d, versions, spec, slot)?;
+                }
+                self.cv = Some(d.clone().unbind());
+                d
+            }
+        };
+        self.cv_pos = run.version_log.pos();
+        Ok(d)
+    }
+
+    fn inner_dict<'py>(
+        &mut self,
+        py: Python<'py>,
+        run: &Run<V>,
+        spec: &SpecInner,
         m: &VersionMap,
     ) -> PyResult<Bound<'py, PyDict>> {
         let d = PyDict::new(py);
         for (k, v) in m.iter() {
-            d.set_item(self.key(py, k), self.version(py, v)?)?;
+            let o = self.seen_obj(py, run, spec, k, v)?;
+            d.set_item(key_obj(py, spec, k), o)?;
         }
         Ok(d)
+    }
+
+    /// The up-to-date `versions_seen` mirror (never hand it out: copy it). Sync it before
+    /// [`Mirror::versions`] so seen pre-bump versions share the mirrored objects.
+    pub fn seen<'py>(
+        &mut self,
+        py: Python<'py>,
+        run: &Run<V>,
+        spec: &SpecInner,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let seen = run.seen();
+        let d = match (&self.vs, run.seen_log.since(self.vs_pos)) {
+            (Some(d), Some(changed)) => {
+                let d = d.bind(py).clone();
+                let mut slots = changed.to_vec();
+                slots.sort_unstable();
+                slots.dedup();
+                for slot in slots {
+                    let inner = self.inner_dict(py, run, spec, seen.at(slot))?;
+                    d.set_item(key_obj(py, spec, seen.key_at(slot)), inner)?;
+                }
+                d
+            }
+            _ => {
+                let d = PyDict::new(py);
+                for (k, m) in seen.iter() {
+                    let inner = self.inner_dict(py, run, spec, m)?;
+                    d.set_item(key_obj(py, spec, k), inner)?;
+                }
+                self.vs = Some(d.clone().unbind());
+                d
+            }
+        };
+        self.vs_pos = run.seen_log.pos();
+        Ok(d)
+    }
+
+    /// Remembers a `channel_versions` dict handed out in a checkpoint.
+    pub fn remember(&mut self, d: &Bound<'_, PyDict>, run: &Run<V>) {
+        self.snaps
+            .push_back((d.clone().unbind(), run.version_log.pos(), d.len()));
+        if self.snaps.len() > SNAPS {
+            self.snaps.pop_front();
+        }
+    }
+
+    /// `get_new_channel_versions(previous, current)`: O(changes) when `previous` is a
+    /// checkpoint's `channel_versions` this engine handed out, else one pass with identity
+    /// shortcuts.
+    pub fn new_versions<'py>(
+        &mut self,
+        py: Python<'py>,
+        run: &Run<V>,
+        spec: &SpecInner,
+        previous: &Bound<'py, PyDict>,
+    ) -> Result<Bound<'py, PyDict>, CoreError<PyErr>> {
+        let cur = self.versions(py, run, spec).map_err(CoreError::External)?;
+        if previous.is_empty() {
+            return cur.copy().map_err(CoreError::External);
+        }
+        let versions = run.versions();
+        let null = null_version(versions);
+        let fast = self
+            .snaps
+            .iter()
+            .find(|(d, _, len)| d.bind(py).is(previous) && *len == previous.len())
+            .filter(|_| run.versions_homogeneous())
+            .and_then(|(_, pos, _)| run.version_log.since(*pos));
+        let slots: Vec<usize> = match fast {
+            Some(changed) => {
+                let mut s = changed.to_vec();
+                s.sort_unstable();
+                s.dedup();
+                s
+            }
+            None => (0..versions.len()).collect(),
+        };
+        let out = PyDict::new(py);
+        for slot in slots {
+            let key = self.keys[slot].bind(py);
+            let (v, obj) = &self.objs[slot];
+            let pv = previous.get_item(key).map_err(CoreError::External)?;
+            let old = match &pv {
+                Some(p) if p.is(obj) => continue,
+                Some(p) => Some(version_from_py(p).map_err(CoreError::External)?),
+                None => null.clone(),
+            };
+            if py_gt(Some(v), old.as_ref())? {
+                out.set_item(key, obj).map_err(CoreError::External)?;
+            }
+        }
+        Ok(out)
+    }
+
+    /// Bounds the change logs: readers that fall too far behind rebuild from scratch.
+    pub fn trim_logs(&mut self, run: &mut Run<V>) {
+        let limit = LOG_SLACK + run.versions().len();
+        if run.version_log.len() > limit {
+            let oldest = self.snaps.iter().map(|s| s.1).min().unwrap_or(usize::MAX);
+            run.version_log.trim(oldest.min(self.cv_pos));
+            if run.version_log.len() > limit {
+                self.snaps.clear();
+                self.cv = None;
+                let end = run.version_log.pos();
+                run.version_log.trim(end);
+            }
+        }
+        let limit = LOG_SLACK + run.seen().len();
+        if run.seen_log.len() > limit {
+            run.seen_log.trim(self.vs_pos);
+            if run.seen_log.len() > limit {
+                self.vs = None;
+                let end = run.seen_log.pos();
+                run.seen_log.trim(end);
+            }
+        }
     }
 }
 
@@ -106,7 +334,7 @@ pub fn version_map_from_py(d: &Bound<'_, PyAny>, what: &str) -> PyResult<Version
                 .unwrap_or_default()
         ))
     })?;
-    let mut m = VersionMap::new();
+    let mut m = VersionMap::with_capacity(d.len());
     for (k, v) in d.iter() {
         m.insert(&key_str(&k, what)?, version_from_py(&v)?);
     }
@@ -118,7 +346,7 @@ pub fn seen_from_py(d: &Bound<'_, PyAny>) -> PyResult<OrdMap<VersionMap>> {
     let d = d
         .cast::<PyDict>()
         .map_err(|_| PyTypeError::new_err("versions_seen must be a dict"))?;
-    let mut m = OrdMap::new();
+    let mut m = OrdMap::with_capacity(d.len());
     for (k, v) in d.iter() {
         m.insert(
             &key_str(&k, "versions_seen")?,
@@ -126,19 +354,6 @@ pub fn seen_from_py(d: &Bound<'_, PyAny>) -> PyResult<OrdMap<VersionMap>> {
         );
     }
     Ok(m)
-}
-
-pub fn seen_to_py<'py>(
-    py: Python<'py>,
-    cache: &mut VersionCache,
-    m: &OrdMap<VersionMap>,
-) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    for (k, v) in m.iter() {
-        let key = cache.key(py, k);
-        d.set_item(key, cache.map_to_py(py, v)?)?;
-    }
-    Ok(d)
 }
 
 /// A task path element as LangGraph's `task_path_str` sees it.

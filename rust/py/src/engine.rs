@@ -13,6 +13,7 @@ mod graphspec;
 #[path = "pychannel.rs"]
 pub(crate) mod pychannel;
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use pyo3::exceptions::PyTypeError;
@@ -26,7 +27,7 @@ use warpgraph_core::triggers::should_interrupt;
 use warpgraph_core::version::{self as ver, Version, VersionMap};
 
 use convert::{
-    seen_from_py, seen_to_py, str_list, version_from_py, version_map_from_py, VersionCache,
+    seen_from_py, str_list, version_from_py, version_map_from_py, version_to_py, Mirror,
 };
 use engine_ops::{CoreErr, NextVersion};
 use graphspec::{GraphSpec, SpecInner, PULL};
@@ -37,6 +38,7 @@ use pychannel::{PyOps, V};
 pub struct Engine {
     pub(crate) spec: Arc<SpecInner>,
     pub(crate) run: Run<V>,
+    pub(crate) mirror: Mirror,
 }
 
 #[pymethods]
@@ -90,39 +92,42 @@ impl Engine {
             Some(v) => seen_from_py(&v)?,
             None => ver::OrdMap::new(),
         };
-        let mut updated: Vec<Arc<str>> = match get("updated_channels")? {
+        let updated: Vec<Arc<str>> = match get("updated_channels")? {
             Some(v) => str_list(&v, "checkpoint['updated_channels']")?
                 .iter()
                 .map(|s| Arc::from(s.as_str()))
                 .collect(),
             None => Vec::new(),
         };
-        updated.sort();
-        updated.dedup();
+        let run = Run::new(&inner.graph, states, versions, seen, updated);
         Ok(Engine {
             spec: inner,
-            run: Run {
-                states,
-                versions,
-                seen,
-                updated,
-            },
+            run,
+            mirror: Mirror::default(),
         })
     }
 
     /// A fresh copy of channel_versions.
-    fn channel_versions<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        VersionCache::for_spec(&self.spec).map_to_py(py, &self.run.versions)
+    fn channel_versions<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        self.mirror.versions(py, &self.run, &self.spec)?.copy()
     }
 
     /// A fresh two-level copy of versions_seen.
-    fn versions_seen<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        seen_to_py(py, &mut VersionCache::for_spec(&self.spec), &self.run.seen)
+    fn versions_seen<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let shared = self.mirror.seen(py, &self.run, &self.spec)?;
+        let out = PyDict::new(py);
+        for (k, inner) in shared.iter() {
+            out.set_item(k, inner.cast_into::<PyDict>()?.copy()?)?;
+        }
+        Ok(out)
     }
 
     /// The channels updated by the last apply_writes (sorted).
-    fn updated_channels(&self) -> Vec<String> {
-        self.run.updated.iter().map(|s| s.to_string()).collect()
+    fn updated_channels<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        match self.run.updated_channels() {
+            Some(idx) => PyList::new(py, idx.iter().map(|&c| self.spec.chan_names[c].bind(py))),
+            None => PyList::new(py, self.run.updated().iter().map(|s| &**s)),
+        }
     }
 
     /// Whether `channel` has a value (False for names that are not channels).
@@ -135,13 +140,12 @@ impl Engine {
 
     /// Replaces the trigger hint for the next prepare_next_tasks (empty: full scan).
     fn set_updated_channels(&mut self, channels: &Bound<'_, PyAny>) -> PyResult<()> {
-        let mut names: Vec<Arc<str>> = str_list(channels, "updated channels")?
+        let names: Vec<Arc<str>> = str_list(channels, "updated channels")?
             .iter()
             .map(|s| Arc::from(s.as_str()))
             .collect();
-        names.sort();
-        names.dedup();
-        self.run.updated = names;
+        let spec = self.spec.clone();
+        self.run.set_updated(&spec.graph, names);
         Ok(())
     }
 
@@ -204,18 +208,21 @@ impl Engine {
     }
 
     /// `{k: channel.checkpoint()}` for versioned channels whose checkpoint is not MISSING.
-    fn checkpoint_values<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let ops = self.ops(py);
+    fn checkpoint_values<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let spec = self.spec.clone();
+        let candidates = self.run.maybe_valued().to_vec();
+        let ops = PyOps { py, cls: &spec.cls };
         let out = PyDict::new(py);
-        for (i, ch) in self.spec.graph.channels.iter().enumerate() {
-            let name = &*self.spec.graph.names[i];
-            if self.run.versions.get(name).is_none() {
+        for i in candidates {
+            if self.run.channel_slot(i).is_none() {
                 continue;
             }
+            let ch = &spec.graph.channels[i];
             if let Some(v) = pychannel::checkpoint(&ops, ch, &self.run.states[i])? {
-                out.set_item(self.spec.chan_names[i].bind(py), v)?;
+                out.set_item(spec.chan_names[i].bind(py), v)?;
             }
         }
+        self.run.prune_valued(&spec.graph);
         Ok(out)
     }
 
@@ -243,14 +250,25 @@ impl Engine {
             };
             let node = &self.spec.graph.topology.nodes[n];
             let name = &*node.name;
-            let checkpoint_ns = if parent_ns.is_empty() {
-                name.to_owned()
+            let checkpoint_ns: Cow<'_, str> = if parent_ns.is_empty() {
+                Cow::Borrowed(name)
             } else {
-                format!("{parent_ns}|{name}")
+                Cow::Owned(format!("{parent_ns}|{name}"))
             };
-            let mut parts: Vec<&str> = vec![checkpoint_ns.as_str(), step_s.as_str(), name, PULL];
-            parts.extend(node.sorted_triggers.iter().map(|t| &**t));
-            let id = task_id_from_bytes(&ns, &parts, v);
+            let head = [&*checkpoint_ns, step_s.as_str(), name, PULL];
+            let trig = &node.sorted_triggers;
+            let id = if trig.len() <= 4 {
+                let mut buf = [""; 8];
+                buf[..4].copy_from_slice(&head);
+                for (slot, t) in buf[4..].iter_mut().zip(trig.iter()) {
+                    *slot = t;
+                }
+                task_id_from_bytes(&ns, &buf[..4 + trig.len()], v)
+            } else {
+                let mut parts = head.to_vec();
+                parts.extend(trig.iter().map(|t| &**t));
+                task_id_from_bytes(&ns, &parts, v)
+            };
             out.push(PyTuple::new(
                 py,
                 [
@@ -268,12 +286,12 @@ impl Engine {
     /// LangGraph's apply_writes over `[(name, path, triggers, writes)]`; returns the updated
     /// channel names (sorted). `next_version`: "int", "str", a callable or None.
     #[pyo3(signature = (tasks, next_version=None))]
-    fn apply_writes(
+    fn apply_writes<'py>(
         &mut self,
-        py: Python<'_>,
-        tasks: &Bound<'_, PyAny>,
-        next_version: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<Vec<String>> {
+        py: Python<'py>,
+        tasks: &Bound<'py, PyAny>,
+        next_version: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyList>> {
         let mode = match next_version {
             None => None,
             Some(n) if n.is_none() => None,
@@ -295,9 +313,11 @@ impl Engine {
                 }
             },
         };
-        let tasks = tasks
-            .try_iter()?
-            .map(|t| self.task_writes(py, &t?))
+        let items = tasks.try_iter()?.collect::<PyResult<Vec<_>>>()?;
+        let sort = items.len() > 1;
+        let tasks = items
+            .iter()
+            .map(|t| self.task_writes(py, t, sort))
             .collect::<PyResult<Vec<_>>>()?;
         let next = mode.map(|m| {
             move |cur: Option<&Version>| -> Result<Option<Version>, CoreErr> {
@@ -309,8 +329,7 @@ impl Engine {
                     }
                     NextVersion::Call(f) => {
                         let arg = match cur {
-                            Some(v) => VersionCache::default()
-                                .version(py, v)
+                            Some(v) => version_to_py(py, v)
                                 .map_err(CoreError::External)?
                                 .into_bound(py),
                             None => py.None().into_bound(py),
@@ -330,14 +349,16 @@ impl Engine {
         let updated = self
             .run
             .apply_writes(&spec.graph, tasks, next, &ops)
-            .map_err(|e| errors::to_py(py, &spec.cls, e))?;
-        Ok(updated.iter().map(|s| s.to_string()).collect())
+            .map_err(|e| errors::to_py(py, &spec.cls, e));
+        self.mirror.trim_logs(&mut self.run);
+        PyList::new(py, updated?.iter().map(|&c| spec.chan_names[c].bind(py)))
     }
 
     /// On resume: every channel's current version is marked as seen by `"__interrupt__"`.
     fn mark_interrupt_seen(&mut self) {
         let spec = self.spec.clone();
         self.run.mark_interrupt_seen(&spec.graph);
+        self.mirror.trim_logs(&mut self.run);
     }
 
     /// LangGraph's should_interrupt; `tasks` are `(name, hidden)` pairs.
@@ -351,33 +372,34 @@ impl Engine {
             Ok(s) if s.to_str()? == "*" => None,
             _ => Some(str_list(interrupt_nodes, "interrupt_nodes")?),
         };
-        should_interrupt(&self.run.versions, &self.run.seen, nodes.as_deref(), &tasks)
-            .map_err(|e| self.err(py, e))
+        should_interrupt(
+            self.run.versions(),
+            self.run.seen(),
+            nodes.as_deref(),
+            &tasks,
+        )
+        .map_err(|e| self.err(py, e))
     }
 
     /// A new checkpoint dict (all fresh objects).
     #[pyo3(signature = (checkpoint_id, ts, updated_channels=None))]
     fn create_checkpoint<'py>(
-        &self,
+        &mut self,
         py: Python<'py>,
         checkpoint_id: &str,
         ts: &str,
         updated_channels: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyDict>> {
-        let mut cache = VersionCache::for_spec(&self.spec);
+        let seen = self.mirror.seen(py, &self.run, &self.spec)?.copy()?;
+        let versions = self.mirror.versions(py, &self.run, &self.spec)?.copy()?;
+        self.mirror.remember(&versions, &self.run);
         let d = PyDict::new(py);
         d.set_item(intern!(py, "v"), 4)?;
         d.set_item(intern!(py, "ts"), ts)?;
         d.set_item(intern!(py, "id"), checkpoint_id)?;
         d.set_item(intern!(py, "channel_values"), self.checkpoint_values(py)?)?;
-        d.set_item(
-            intern!(py, "channel_versions"),
-            cache.map_to_py(py, &self.run.versions)?,
-        )?;
-        d.set_item(
-            intern!(py, "versions_seen"),
-            seen_to_py(py, &mut cache, &self.run.seen)?,
-        )?;
+        d.set_item(intern!(py, "channel_versions"), versions)?;
+        d.set_item(intern!(py, "versions_seen"), seen)?;
         match updated_channels.filter(|u| !u.is_none()) {
             Some(u) => {
                 let mut names = str_list(u, "updated_channels")?;
@@ -391,13 +413,24 @@ impl Engine {
 
     /// get_new_channel_versions(previous, current channel_versions).
     fn new_versions<'py>(
-        &self,
+        &mut self,
         py: Python<'py>,
         previous: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyDict>> {
-        let prev = version_map_from_py(previous, "previous versions")?;
-        let nv = ver::new_versions(&prev, &self.run.versions).map_err(|e| self.err(py, e))?;
-        VersionCache::for_spec(&self.spec).map_to_py(py, &nv)
+        let prev = previous.cast::<PyDict>().map_err(|_| {
+            PyTypeError::new_err(format!(
+                "previous versions must be a dict, got {}",
+                previous
+                    .get_type()
+                    .name()
+                    .map(|n| n.to_string())
+                    .unwrap_or_default()
+            ))
+        })?;
+        let spec = self.spec.clone();
+        self.mirror
+            .new_versions(py, &self.run, &spec, prev)
+            .map_err(|e| errors::to_py(py, &spec.cls, e))
     }
 }
 

@@ -5,12 +5,12 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyString, PyTuple};
-use warpgraph_core::apply::{TaskWrites, SKIPPED_WRITE_KEYS};
+use warpgraph_core::apply::{TaskWrites, Trigger, SKIPPED_WRITE_KEYS};
 use warpgraph_core::error::CoreError;
 use warpgraph_core::ids::{task_id_from_bytes, task_path_str};
 use warpgraph_core::triggers::ReadSpec;
 
-use super::convert::{path_part, str_list};
+use super::convert::path_part;
 use super::errors;
 use super::graphspec::PUSH;
 use super::pychannel::{self, PyOps, V};
@@ -182,7 +182,7 @@ impl Engine {
             let path = PyTuple::new(
                 py,
                 [
-                    PyString::new(py, PUSH).into_any(),
+                    intern!(py, "__pregel_push").clone().into_any(),
                     idx.into_pyobject(py)?.into_any(),
                     pyo3::types::PyBool::new(py, false).to_owned().into_any(),
                 ],
@@ -202,10 +202,12 @@ impl Engine {
         Ok(())
     }
 
+    /// One `(name, path, triggers, writes)` task; the path's sort key only when `sort`.
     pub(crate) fn task_writes(
         &self,
         py: Python<'_>,
         task: &Bound<'_, PyAny>,
+        sort: bool,
     ) -> PyResult<TaskWrites<V>> {
         let (name, path, triggers, writes): (
             Bound<'_, PyAny>,
@@ -217,12 +219,19 @@ impl Engine {
                 "apply_writes: each task must be a (name, path, triggers, writes) tuple",
             )
         })?;
-        let name_s = name.str()?.to_str()?.to_owned();
-        let sort_key = match path_part(&path)? {
-            warpgraph_core::ids::PathPart::Tuple(parts) => task_path_str(&parts),
-            other => warpgraph_core::ids::path_part_str(&other),
+        let name_s = match name.cast::<PyString>() {
+            Ok(s) => s.to_str()?.to_owned(),
+            Err(_) => name.str()?.to_str()?.to_owned(),
         };
-        let triggers = str_list(&triggers, "task triggers")?;
+        let sort_key = if sort {
+            match path_part(&path)? {
+                warpgraph_core::ids::PathPart::Tuple(parts) => task_path_str(&parts),
+                other => warpgraph_core::ids::path_part_str(&other),
+            }
+        } else {
+            String::new()
+        };
+        let triggers = self.triggers(&triggers)?;
         let mut out = Vec::new();
         for w in writes.try_iter()? {
             let w = w?;
@@ -232,18 +241,18 @@ impl Engine {
                         "writes of task '{name_s}' must be (channel, value) tuples"
                     ))
                 })?;
-            let chan_s = chan.cast::<PyString>().map_err(|_| {
+            let chan_py = chan.cast::<PyString>().map_err(|_| {
                 PyTypeError::new_err(format!(
                     "task '{name_s}' wrote to a non-str channel {}",
                     chan.repr().map(|r| r.to_string()).unwrap_or_default()
                 ))
             })?;
-            let chan_s = chan_s.to_str()?;
-            if SKIPPED_WRITE_KEYS.contains(&chan_s) {
+            let chan_s = chan_py.to_str()?;
+            if chan_s.starts_with("__") && SKIPPED_WRITE_KEYS.contains(&chan_s) {
                 continue;
             }
-            match self.spec.graph.index.get(chan_s) {
-                Some(&c) => out.push((c, value.unbind())),
+            match self.spec.channel_of(chan_py)? {
+                Some(c) => out.push((c, value.unbind())),
                 None => log_warning(
                     py,
                     format!("Task {name_s} with path {} wrote to unknown channel {chan_s}, ignoring it.", path.str()?),
@@ -256,5 +265,33 @@ impl Engine {
             triggers,
             writes: out,
         })
+    }
+
+    /// Task trigger names resolved to channels (a str is rejected like any non-sequence).
+    fn triggers(&self, v: &Bound<'_, PyAny>) -> PyResult<Vec<Trigger>> {
+        const WHAT: &str = "task triggers";
+        if v.is_instance_of::<PyString>() {
+            return Err(PyTypeError::new_err(format!(
+                "{WHAT} must be a sequence of str, not a str"
+            )));
+        }
+        let mut out = Vec::new();
+        for item in v
+            .try_iter()
+            .map_err(|_| PyTypeError::new_err(format!("{WHAT} must be a sequence of str")))?
+        {
+            let item = item?;
+            let s = item.cast::<PyString>().map_err(|_| {
+                PyTypeError::new_err(format!(
+                    "{WHAT}: expected str, got {}",
+                    item.repr().map(|r| r.to_string()).unwrap_or_default()
+                ))
+            })?;
+            out.push(match self.spec.channel_of(s)? {
+                Some(c) => Trigger::Channel(c),
+                None => Trigger::Other(s.to_str()?.to_owned()),
+            });
+        }
+        Ok(out)
     }
 }

@@ -1,6 +1,5 @@
 //! `GraphSpec` (a compiled graph's channels and nodes) and `_core.init`.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use pyo3::exceptions::{PyKeyError, PyTypeError};
@@ -9,6 +8,7 @@ use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 use warpgraph_core::apply::Graph;
 use warpgraph_core::channel::ChannelSpec;
 use warpgraph_core::triggers::{ReadSpec, Topology};
+use warpgraph_core::version::FastMap;
 
 use super::convert::str_list;
 use super::errors;
@@ -24,6 +24,9 @@ pub(crate) struct SpecInner {
     pub(crate) tasks_channel: Option<usize>,
     /// Interned channel and node names (dict keys, task names).
     pub(crate) chan_names: Vec<Py<PyString>>,
+    /// `{channel name: index}`: looks names up by Python's cached str hash (names such as
+    /// a big join's barrier channel can be kilobytes long).
+    pub(crate) chan_dict: Py<PyDict>,
     pub(crate) node_names: Vec<Py<PyString>>,
     pub(crate) pull_paths: Vec<Py<PyTuple>>,
     pub(crate) pull_triggers: Vec<Py<PyTuple>>,
@@ -33,6 +36,16 @@ pub(crate) struct SpecInner {
     pub(crate) nodes: Py<PyDict>,
 }
 
+impl SpecInner {
+    /// The index of channel `name`.
+    pub(crate) fn channel_of(&self, name: &Bound<'_, PyString>) -> PyResult<Option<usize>> {
+        match self.chan_dict.bind(name.py()).get_item(name)? {
+            Some(i) => Ok(Some(i.extract()?)),
+            None => Ok(None),
+        }
+    }
+}
+
 /// A compiled graph's channels and nodes, built once per graph.
 #[pyclass(module = "warpgraph._core", frozen)]
 pub struct GraphSpec {
@@ -40,7 +53,7 @@ pub struct GraphSpec {
 }
 
 fn read_spec(
-    index: &HashMap<Arc<str>, usize>,
+    index: &FastMap<Arc<str>, usize>,
     node: &str,
     read: &Bound<'_, PyAny>,
 ) -> PyResult<ReadSpec> {
@@ -81,7 +94,7 @@ impl GraphSpec {
             specs.push(pychannel::channel_spec(py, &cls, &name, &spec)?);
             names.push(Arc::from(name.as_str()));
         }
-        let index: HashMap<Arc<str>, usize> = names
+        let index: FastMap<Arc<str>, usize> = names
             .iter()
             .cloned()
             .enumerate()
@@ -115,6 +128,10 @@ impl GraphSpec {
             .iter()
             .map(|n| PyString::intern(py, n).unbind())
             .collect::<Vec<_>>();
+        let chan_dict = PyDict::new(py);
+        for (i, n) in chan_names.iter().enumerate() {
+            chan_dict.set_item(n.bind(py), i)?;
+        }
         let pull = PyString::intern(py, PULL);
         let pull_paths = node_names
             .iter()
@@ -139,6 +156,7 @@ impl GraphSpec {
                 graph,
                 tasks_channel,
                 chan_names,
+                chan_dict: chan_dict.unbind(),
                 node_names,
                 pull_paths,
                 pull_triggers,

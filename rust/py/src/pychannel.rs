@@ -121,12 +121,23 @@ impl ValueOps for PyOps<'_> {
         Ok(())
     }
 
-    fn name_index(&self, names: &[V], names_obj: &V, v: &V) -> PyResult<Option<usize>> {
+    fn name_index(
+        &self,
+        names: &[V],
+        names_obj: &V,
+        lookup: Option<&V>,
+        v: &V,
+    ) -> PyResult<Option<usize>> {
         let py = self.py;
         let b = v.bind(py);
         // Membership with the collection's own semantics (a set raises for unhashable values).
         if !names_obj.bind(py).contains(b)? {
             return Ok(None);
+        }
+        if let Some(d) = lookup.and_then(|d| d.bind(py).cast::<PyDict>().ok()) {
+            if let Some(i) = d.get_item(b)? {
+                return Ok(Some(i.extract()?));
+            }
         }
         for (i, n) in names.iter().enumerate() {
             if n.bind(py).is(b) || n.bind(py).eq(b)? {
@@ -241,8 +252,18 @@ pub fn channel_spec(
             .try_iter()?
             .map(|n| n.map(Bound::unbind))
             .collect::<PyResult<Vec<_>>>()?;
+        // name -> position, when every name is hashable (else the linear scan is used).
+        let index = PyDict::new(py);
+        let mut hashable = true;
+        for (i, n) in names.iter().enumerate() {
+            if index.set_item(n.bind(py), i).is_err() {
+                hashable = false;
+                break;
+            }
+        }
         Kind::Barrier {
             names,
+            lookup: hashable.then(|| index.into_any().unbind()),
             names_obj: names_obj.unbind(),
             after_finish: is(&cls.barrier_after_finish),
         }
@@ -343,6 +364,7 @@ pub fn restore(
             Kind::Barrier {
                 names,
                 names_obj,
+                lookup,
                 after_finish,
             },
             Some(v),
@@ -359,7 +381,7 @@ pub fn restore(
             let mut order = Vec::new();
             for item in seen_obj.try_iter()? {
                 let item = item?.unbind();
-                match ops.name_index(names, names_obj, &item)? {
+                match ops.name_index(names, names_obj, lookup.as_ref(), &item)? {
                     Some(i) if !seen[i] => {
                         seen[i] = true;
                         count += 1;
@@ -372,12 +394,19 @@ pub fn restore(
                     }
                 }
             }
+            // A restored set object is kept (copied at checkpoint time) like LangGraph keeps it.
+            let base_len = order.len();
+            let base = seen_obj
+                .is_exact_instance_of::<PySet>()
+                .then(|| seen_obj.clone().unbind());
             State::Barrier {
                 seen,
                 count,
                 extra,
                 finished,
                 order,
+                base,
+                base_len,
             }
         }
         (Kind::BinOp { .. }, Some(v)) if is_delta_snapshot(v)? => {
@@ -424,12 +453,23 @@ pub fn checkpoint(ops: &PyOps<'_>, spec: &ChannelSpec<V>, state: &State<V>) -> P
                 extra,
                 finished,
                 order,
+                base,
+                base_len,
                 ..
             },
         ) => {
-            // Insert in LangGraph's insertion order so the set iterates the same way.
-            let set = PySet::empty(py)?;
-            for &i in order {
+            // Insert in LangGraph's insertion order so the set iterates the same way; a restored
+            // set is copied (a copy keeps its table layout) and the later names added to it.
+            let (set, added) = match base {
+                Some(b) => (
+                    b.bind(py)
+                        .call_method0(intern!(py, "copy"))?
+                        .cast_into::<PySet>()?,
+                    &order[*base_len..],
+                ),
+                None => (PySet::empty(py)?, &order[..]),
+            };
+            for &i in added {
                 match names.get(i) {
                     Some(n) => set.add(n.bind(py))?,
                     None => set.add(extra[i - names.len()].bind(py))?,

@@ -1,0 +1,287 @@
+//! Unit tests of `apply_writes` / PULL-task selection over plain Rust values.
+use super::*;
+use crate::channel::testing::*;
+use crate::channel::Kind;
+use crate::triggers::ReadSpec;
+use crate::version::increment;
+
+fn graph(chans: Vec<(&str, Kind<Val>)>, nodes: &[(&str, &[&str])]) -> Graph<Val> {
+    let names: Vec<Arc<str>> = chans.iter().map(|(n, _)| Arc::from(*n)).collect();
+    let index: FastMap<Arc<str>, usize> = names
+        .iter()
+        .cloned()
+        .enumerate()
+        .map(|(i, n)| (n, i))
+        .collect();
+    let nodes = nodes
+        .iter()
+        .map(|(n, t)| {
+            (
+                n.to_string(),
+                t.iter().map(|s| s.to_string()).collect(),
+                ReadSpec::Many(vec![]),
+            )
+        })
+        .collect();
+    let topo = Topology::new::<String>(&index, names.len(), nodes).unwrap();
+    let specs = chans.into_iter().map(|(n, k)| spec(n, k)).collect();
+    Graph::new(names, specs, topo)
+}
+
+fn run(g: &Graph<Val>) -> Run<Val> {
+    Run::new(
+        g,
+        g.channels.iter().map(|c| c.empty_state(&TestOps)).collect(),
+        VersionMap::new(),
+        OrdMap::new(),
+        Vec::new(),
+    )
+}
+
+fn names(g: &Graph<Val>, up: &[usize]) -> Vec<String> {
+    up.iter().map(|&c| g.names[c].to_string()).collect()
+}
+
+fn task(
+    g: &Graph<Val>,
+    name: &str,
+    path: &str,
+    triggers: &[&str],
+    writes: Vec<(usize, Val)>,
+) -> TaskWrites<Val> {
+    TaskWrites {
+        name: name.into(),
+        sort_key: path.into(),
+        triggers: triggers.iter().map(|s| g.trigger(s)).collect(),
+        writes,
+    }
+}
+
+type Inc = fn(Option<&Version>) -> CoreResult<Option<Version>, String>;
+fn inc() -> Option<Inc> {
+    Some(|v| increment(v).map(Some))
+}
+
+fn ver(r: &Run<Val>, c: &str) -> Option<i64> {
+    match r.versions().get(c) {
+        Some(Version::Int(i)) => Some(*i),
+        _ => None,
+    }
+}
+
+#[test]
+fn writes_apply_in_path_order_with_one_version() {
+    let g = graph(
+        vec![
+            ("start", Kind::Ephemeral { guard: true }),
+            (
+                "log",
+                Kind::BinOp {
+                    op: Val::AddOp,
+                    initial: Some(Val::List(vec![])),
+                },
+            ),
+            ("branch:to:b", Kind::Ephemeral { guard: false }),
+        ],
+        &[("a", &["start"]), ("b", &["branch:to:b"])],
+    );
+    let mut r = run(&g);
+    let up = r
+        .apply_writes(
+            &g,
+            vec![task(&g, "__input__", "", &[], vec![(0, Val::None)])],
+            inc(),
+            &TestOps,
+        )
+        .unwrap();
+    assert_eq!(names(&g, &up), vec!["start"]);
+    assert_eq!(ver(&r, "start"), Some(1));
+    // No triggers: no finish/empty pass; versions_seen gets an empty entry.
+    assert!(r.seen().get("__input__").unwrap().is_empty());
+    assert_eq!(r.firing_nodes(&g, &TestOps).unwrap(), vec![0]);
+
+    let l = |x: &str| Val::List(vec![s(x)]);
+    let tasks = vec![
+        task(
+            &g,
+            "z",
+            "~__pregel_push, 0000000001, False",
+            &["__pregel_push"],
+            vec![(1, l("push1"))],
+        ),
+        task(
+            &g,
+            "a",
+            "~__pregel_pull, a",
+            &["start"],
+            vec![(1, l("a")), (2, Val::None)],
+        ),
+        task(
+            &g,
+            "y",
+            "~__pregel_push, 0000000000, False",
+            &["__pregel_push"],
+            vec![(1, l("push0"))],
+        ),
+    ];
+    let up = r.apply_writes(&g, tasks, inc(), &TestOps).unwrap();
+    // The ephemeral start channel was cleared (bumped, not reported).
+    assert_eq!(names(&g, &up), vec!["branch:to:b", "log"]);
+    assert_eq!(ver(&r, "start"), Some(2));
+    assert_eq!(ver(&r, "log"), Some(2));
+    assert_eq!(ver(&r, "branch:to:b"), Some(2));
+    assert!(
+        matches!(&r.states[1], State::Value(Some(Val::List(v))) if *v == vec![s("a"), s("push0"), s("push1")])
+    );
+    // Pre-bump version recorded as seen.
+    assert_eq!(
+        r.seen().get("a").unwrap().get("start"),
+        Some(&Version::Int(1))
+    );
+    assert!(r.seen().get("y").unwrap().is_empty());
+    assert_eq!(r.firing_nodes(&g, &TestOps).unwrap(), vec![1]);
+    assert_eq!(
+        r.seen().iter().map(|(k, _)| k).collect::<Vec<_>>(),
+        vec!["__input__", "a", "y", "z"]
+    );
+}
+
+#[test]
+fn no_next_version_leaves_versions() {
+    let g = graph(vec![("a", Kind::LastValue)], &[("n", &["a"])]);
+    let mut r = run(&g);
+    let up = r
+        .apply_writes(
+            &g,
+            vec![task(&g, "t", "", &["a"], vec![(0, Val::Int(1))])],
+            None::<Inc>,
+            &TestOps,
+        )
+        .unwrap();
+    assert!(up.is_empty());
+    assert!(r.versions().is_empty());
+    assert!(matches!(&r.states[0], State::Value(Some(Val::Int(1)))));
+}
+
+#[test]
+fn barrier_consume_and_deferred_finish() {
+    let g = graph(
+        vec![
+            (
+                "join",
+                Kind::Barrier {
+                    names: vec![s("a"), s("b")],
+                    names_obj: Val::None,
+                    lookup: None,
+                    after_finish: false,
+                },
+            ),
+            ("branch:to:d", Kind::LastValueAfterFinish),
+            ("x", Kind::LastValue),
+        ],
+        &[("c", &["join"]), ("d", &["branch:to:d"]), ("a", &["x"])],
+    );
+    let mut r = run(&g);
+    r.apply_writes(
+        &g,
+        vec![task(&g, "__input__", "", &[], vec![(2, Val::Int(0))])],
+        inc(),
+        &TestOps,
+    )
+    .unwrap();
+    // a and b write the join; a also defers d. "join" triggers c, so no finish pass.
+    let up = r
+        .apply_writes(
+            &g,
+            vec![
+                task(
+                    &g,
+                    "a",
+                    "~__pregel_pull, a",
+                    &["x"],
+                    vec![(0, s("a")), (1, Val::None)],
+                ),
+                task(&g, "b", "~__pregel_pull, b", &["x"], vec![(0, s("b"))]),
+            ],
+            inc(),
+            &TestOps,
+        )
+        .unwrap();
+    assert_eq!(names(&g, &up), vec!["join"]);
+    assert_eq!(ver(&r, "branch:to:d"), Some(2));
+    assert_eq!(r.firing_nodes(&g, &TestOps).unwrap(), vec![0]);
+    // c consumes the barrier; nothing that triggers is updated -> finish makes d available.
+    let up = r
+        .apply_writes(
+            &g,
+            vec![task(&g, "c", "~__pregel_pull, c", &["join"], vec![])],
+            inc(),
+            &TestOps,
+        )
+        .unwrap();
+    assert_eq!(names(&g, &up), vec!["branch:to:d"]);
+    assert_eq!(ver(&r, "join"), Some(3));
+    assert_eq!(ver(&r, "branch:to:d"), Some(3));
+    assert_eq!(r.firing_nodes(&g, &TestOps).unwrap(), vec![1]);
+    // d consumes its deferred trigger.
+    let up = r
+        .apply_writes(
+            &g,
+            vec![task(&g, "d", "~__pregel_pull, d", &["branch:to:d"], vec![])],
+            inc(),
+            &TestOps,
+        )
+        .unwrap();
+    assert!(up.is_empty());
+    assert_eq!(ver(&r, "branch:to:d"), Some(4));
+    assert!(r.firing_nodes(&g, &TestOps).unwrap().is_empty());
+}
+
+#[test]
+fn errors_propagate() {
+    let g = graph(
+        vec![
+            ("a", Kind::LastValue),
+            (
+                "s",
+                Kind::BinOp {
+                    op: Val::FailOp,
+                    initial: Some(Val::Int(0)),
+                },
+            ),
+        ],
+        &[],
+    );
+    let mut r = run(&g);
+    let two = vec![
+        task(&g, "x", "1", &[], vec![(0, Val::Int(1))]),
+        task(&g, "y", "2", &[], vec![(0, Val::Int(2))]),
+    ];
+    assert!(matches!(
+        r.apply_writes(&g, two, inc(), &TestOps),
+        Err(crate::error::CoreError::InvalidUpdate(_))
+    ));
+    let bad = vec![task(&g, "x", "1", &[], vec![(1, Val::Int(1))])];
+    assert!(matches!(
+        r.apply_writes(&g, bad, inc(), &TestOps),
+        Err(crate::error::CoreError::External(_))
+    ));
+}
+
+#[test]
+fn interrupt_seen_copies_versions() {
+    let g = graph(vec![("a", Kind::LastValue)], &[]);
+    let mut r = run(&g);
+    r.apply_writes(
+        &g,
+        vec![task(&g, "__input__", "", &[], vec![(0, Val::Int(1))])],
+        inc(),
+        &TestOps,
+    )
+    .unwrap();
+    r.mark_interrupt_seen(&g);
+    assert_eq!(
+        r.seen().get("__interrupt__").unwrap().get("a"),
+        Some(&Version::Int(1))
+    );
+}
