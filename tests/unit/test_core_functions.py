@@ -267,7 +267,10 @@ checkpoints = st.fixed_dictionaries(
 def test_pack_envelope_random_checkpoints(ck: dict) -> None:
     data = _core.pack_checkpoint_envelope(ck)
     assert data == ref_envelope(ck)
-    assert _core.unpack_checkpoint_envelope(data) == ormsgpack.unpackb(data, option=OPT)
+    # compared as bytes after a re-encode: the trees may hold NaN, which never equals itself
+    decoded = _core.unpack_checkpoint_envelope(data)
+    assert ormsgpack.packb(decoded, option=OPT) == data
+    assert repr(decoded) == repr(ormsgpack.unpackb(data, option=OPT))
 
 
 @settings(suppress_health_check=[HealthCheck.too_slow])
