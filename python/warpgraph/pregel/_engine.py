@@ -1,13 +1,12 @@
-"""Engine facade: the Rust `_core.Engine` by default, the Python twin when
-`WARPGRAPH_PURE_ENGINE=1` or when the native Engine is not built."""
+"""Engine facade: the Rust `_core.Engine`, or the pure-Python twin when
+`WARPGRAPH_PURE_ENGINE=1` (used by tests as an executable spec of the same contract)."""
 
 from __future__ import annotations
 
 import importlib
 import os
-from typing import Any
 
-from warpgraph.pregel import _engine_py
+from warpgraph import _core
 
 __all__ = ("NATIVE", "Engine", "GraphSpec", "task_id", "task_path_str", "uuid6")
 
@@ -25,24 +24,13 @@ _CHANNEL_MODULES = {
 
 
 def _channel_types() -> dict[str, type]:
-    out: dict[str, type] = {}
-    for name, mod in _CHANNEL_MODULES.items():
-        try:
-            out[name] = getattr(importlib.import_module(f"warpgraph.channels.{mod}"), name)
-        except (ImportError, AttributeError):
-            pass  # not written yet: Rust wraps such channels generically
-    return out
+    return {
+        name: getattr(importlib.import_module(f"warpgraph.channels.{mod}"), name)
+        for name, mod in _CHANNEL_MODULES.items()
+    }
 
 
-def _load_native() -> Any:
-    if os.environ.get("WARPGRAPH_PURE_ENGINE") == "1":
-        return None
-    try:
-        from warpgraph import _core
-    except ImportError:
-        return None
-    if not hasattr(_core, "Engine") or not hasattr(_core, "init"):
-        return None
+def _init_native() -> None:
     from warpgraph._internal._typing import MISSING
     from warpgraph.errors import EmptyChannelError, InvalidUpdateError
     from warpgraph.types import Overwrite, Send
@@ -55,36 +43,20 @@ def _load_native() -> Any:
         empty_channel_error=EmptyChannelError,
         channel_types=_channel_types(),
     )
-    return _core
 
 
-_native = _load_native()
-NATIVE = _native is not None
+_init_native()
+NATIVE = os.environ.get("WARPGRAPH_PURE_ENGINE") != "1"
 
-if _native is not None:
-    Engine = _native.Engine
-    GraphSpec = _native.GraphSpec
-else:
+if NATIVE:
+    Engine = _core.Engine
+    GraphSpec = _core.GraphSpec
+else:  # the pure-Python twin: an executable spec for tests (needs the `xxhash` test dep)
+    from warpgraph.pregel import _engine_py
+
     Engine = _engine_py.Engine  # type: ignore[misc]
     GraphSpec = _engine_py.GraphSpec  # type: ignore[misc]
 
-
-def _pick(name: str, fallback: Any) -> Any:
-    try:
-        from warpgraph import _core
-    except ImportError:
-        return fallback
-    return getattr(_core, name, fallback)
-
-
-task_path_str = _pick("task_path_str", _engine_py.task_path_str)
-task_id = _pick("task_id", _engine_py.task_id)
-
-
-def _py_uuid6(clock_seq: int | None = None) -> str:
-    from warpgraph.checkpoint.base.id import uuid6 as _u
-
-    return str(_u(clock_seq=clock_seq))
-
-
-uuid6 = _pick("uuid6", _py_uuid6)
+task_path_str = _core.task_path_str
+task_id = _core.task_id
+uuid6 = _core.uuid6
