@@ -62,6 +62,18 @@ print(wins, conflicts)
 """
 
 
+def _numbered(i: int) -> dict:
+    """Checkpoint i of a thread: id f"{i:08d}", channel x = i at version i + 1."""
+    return {
+        "v": 4,
+        "id": f"{i:08d}",
+        "ts": "",
+        "channel_values": {"x": i},
+        "channel_versions": {"x": i + 1},
+        "versions_seen": {},
+    }
+
+
 def test_threads_and_a_second_process_never_see_database_is_locked(tmp_path) -> None:
     path = str(tmp_path / "shared.db")
     with SqliteSaver.from_conn_string(path):
@@ -82,15 +94,7 @@ def test_threads_and_a_second_process_never_see_database_is_locked(tmp_path) -> 
             with SqliteSaver.from_conn_string(path) as s:
                 config = {"configurable": {"thread_id": thread, "checkpoint_ns": ""}}
                 for i in range(60):
-                    cp = {
-                        "v": 4,
-                        "id": f"{i:08d}",
-                        "ts": "",
-                        "channel_values": {"x": i},
-                        "channel_versions": {"x": i + 1},
-                        "versions_seen": {},
-                    }
-                    config = s.put(config, cp, {"step": i}, {"x": i + 1})
+                    config = s.put(config, _numbered(i), {"step": i}, {"x": i + 1})
                     s.put_writes(config, [("x", i)], "task")
                     list(s.list(None, limit=5))
         except BaseException as exc:  # noqa: BLE001
@@ -103,15 +107,7 @@ def test_threads_and_a_second_process_never_see_database_is_locked(tmp_path) -> 
             try:
                 config = {"configurable": {"thread_id": thread, "checkpoint_ns": ""}}
                 for i in range(60):
-                    cp = {
-                        "v": 4,
-                        "id": f"{i:08d}",
-                        "ts": "",
-                        "channel_values": {"x": i},
-                        "channel_versions": {"x": i + 1},
-                        "versions_seen": {},
-                    }
-                    config = one_saver.put(config, cp, {}, {"x": i + 1})
+                    config = one_saver.put(config, _numbered(i), {}, {"x": i + 1})
                     assert one_saver.get_tuple(config).checkpoint["channel_values"] == {"x": i}
             except BaseException as exc:  # noqa: BLE001
                 errors.append(exc)

@@ -26,6 +26,8 @@ _n = itertools.count()
 
 
 def _assert_full_pass(report) -> None:
+    """Every base test and every optional capability in ALL detected and passed (also
+    used by test_postgres_conformance)."""
     failures = {cap: res.failures for cap, res in report.results.items() if res.failures}
     assert failures == {}
     assert report.passed_all_base()

@@ -1,6 +1,7 @@
 """Engines on warpgraph's SQLite savers: LangGraph's engine (through `as_langgraph_saver`)
 behaves exactly as on LangGraph's own SqliteSaver, and a thread interrupted under one
-engine resumes under the other on the same SQLite file."""
+engine resumes under the other on the same SQLite file. `build`, `_plain`, `_history` and
+`_run` are shared with test_postgres_graph."""
 
 from __future__ import annotations
 
@@ -72,10 +73,11 @@ def _history(graph: Any, config: dict) -> list:
     )
 
 
-def _run(lib: str, saver: Any, durability: str = "async") -> tuple:
+def _run(lib: str, saver: Any, durability: str = "async", thread_id: str = "t1") -> tuple:
+    """(first result, next, interrupt values, final result, history): interrupt, resume."""
     types = importlib.import_module(f"{lib}.types")
     graph = build(lib).compile(checkpointer=saver)
-    config = {"configurable": {"thread_id": "t1"}}
+    config = {"configurable": {"thread_id": thread_id}}
     first = graph.invoke({"items": []}, config, durability=durability)
     state = graph.get_state(config)
     final = graph.invoke(types.Command(resume="yes"), config, durability=durability)

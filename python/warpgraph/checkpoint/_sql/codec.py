@@ -419,6 +419,17 @@ def dump_metadata(config: RunnableConfig, metadata: CheckpointMetadata) -> tuple
         raise
 
 
+def config_of(thread_id: str, ns: str, checkpoint_id: str) -> RunnableConfig:
+    """The config selecting one stored checkpoint."""
+    return {
+        "configurable": {
+            "thread_id": thread_id,
+            "checkpoint_ns": ns,
+            "checkpoint_id": checkpoint_id,
+        }
+    }
+
+
 def load_metadata(text: str | bytes | None) -> CheckpointMetadata:
     return json.loads(text) if text else {}  # type: ignore[return-value]
 

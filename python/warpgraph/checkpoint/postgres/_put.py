@@ -36,7 +36,7 @@ from warpgraph.checkpoint.postgres._schema import (
     HEADS,
     WRITES,
 )
-from warpgraph.checkpoint.postgres._sql import Op, Query, config_of
+from warpgraph.checkpoint.postgres._sql import Op, Query, config_of, finish_batch_item, start
 
 # Blob rows: a VALUES list for a few rows (cheaper than binding arrays), unnest of arrays
 # for many. The statement text depends on (row count, fenced): see `put_sql`.
@@ -213,11 +213,6 @@ def merged_query(
     return Query(sql, params, "one")
 
 
-def single(query: Query) -> Op:
-    """An operation running one ready-made query; returns its result."""
-    return (yield query)
-
-
 def mergeable(ops: Sequence[PutOp | WritesOp]) -> bool:
     """Whether one statement may run `ops`: a row may be written only once per statement,
     so at most one put per (thread, ns) and no repeated (thread, ns, checkpoint, task)."""
@@ -391,6 +386,23 @@ def put_writes_op(
     parts = put_writes_parts(min(len(rows), _VALUES_MAX + 1))
     yield Query(parts.final, params, parts=parts)
     return None
+
+
+def batch_all_op(serde: SerializerProtocol, ops: Sequence[PutOp | WritesOp]) -> Op:
+    """put_batch, all or nothing, in one round trip: one merged statement, or, when two ops
+    write the same row (two puts on one thread/ns), a pipeline in one implicit transaction
+    (a Query with fetch="pipeline" whose params are the queries)."""
+    gens = [batch_op(serde, op) for op in ops]
+    started = [start(gen) for gen in gens]  # encoding: before any connection is taken
+    if all(query is None for query, _ in started):
+        return [value for _, value in started]
+    merged = merged_query(ops, started)
+    if merged is not None:  # the usual case: ONE statement
+        row = yield merged
+        rows: Sequence[Any] = [row] * len(gens)
+    else:
+        rows = yield Query("", [query for query, _ in started], "pipeline")
+    return [finish_batch_item(g, item, row) for g, item, row in zip(gens, started, rows)]
 
 
 def batch_op(serde: SerializerProtocol, op: PutOp | WritesOp) -> Op:

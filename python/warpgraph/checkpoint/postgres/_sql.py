@@ -15,6 +15,7 @@ from collections.abc import Generator, Iterator, Sequence
 from typing import Any, Literal, NamedTuple
 
 from warpgraph.checkpoint._sql import codec
+from warpgraph.checkpoint._sql.codec import config_of
 from warpgraph.checkpoint.base import (
     CheckpointTuple,
     RunnableConfig,
@@ -39,7 +40,7 @@ PRUNE_STRATEGIES = ("keep_latest", "delete")
 class Query(NamedTuple):
     sql: str
     params: Any = None
-    fetch: Literal["none", "one", "all"] = "none"
+    fetch: Literal["none", "one", "all", "pipeline"] = "none"  # pipeline: params = queries
     transaction: bool = False  # run in an explicit transaction (setup only)
     parts: Any = None  # `_put.Parts` of a write statement (lets put_batch merge statements)
 
@@ -120,16 +121,6 @@ LEFT JOIN LATERAL (
         AND wr.checkpoint_id = p.checkpoint_id
 ) w ON true
 ORDER BY p.checkpoint_id DESC"""
-
-
-def config_of(thread_id: str, ns: str, checkpoint_id: str) -> RunnableConfig:
-    return {
-        "configurable": {
-            "thread_id": thread_id,
-            "checkpoint_ns": ns,
-            "checkpoint_id": checkpoint_id,
-        }
-    }
 
 
 def rows_to_tuples(serde: SerializerProtocol, rows: Sequence[Any]) -> Iterator[CheckpointTuple]:
@@ -242,6 +233,18 @@ def list_op(
         params.append(limit)
     sql = _SELECT.format(where="WHERE " + " AND ".join(where) if where else "", limit=tail)
     return (yield Query(sql, params, "all"))
+
+
+def list_page_op(
+    serde: SerializerProtocol,
+    config: RunnableConfig | None,
+    filter: dict[str, Any] | None,
+    before: RunnableConfig | None,
+    limit: int | None,
+) -> Op:
+    """`list` as one page: (the tuples, decoded lazily after the connection is released, None)."""
+    rows = yield from list_op(config, filter, before, limit)
+    return rows_to_tuples(serde, rows), None
 
 
 # --- deletion, copy, prune ---------------------------------------------------------------

@@ -46,20 +46,11 @@ _LOAD_WRITES = (
 _HEAD = "SELECT max(checkpoint_id) FROM wg_checkpoints WHERE thread_id = ? AND checkpoint_ns = ?"
 
 Key = tuple[str, str, str]
+LIST_CHUNK = 32  # `list` builds tuples (and fetches their blobs) this many rows at a time
 
 
 def _no_base(state: VersionsState, depth: int) -> None:
     return None
-
-
-def _config(thread_id: str, ns: str, checkpoint_id: str) -> RunnableConfig:
-    return {
-        "configurable": {
-            "thread_id": thread_id,
-            "checkpoint_ns": ns,
-            "checkpoint_id": checkpoint_id,
-        }
-    }
 
 
 def _target(config: RunnableConfig) -> tuple[str, str, str | None]:
@@ -236,6 +227,21 @@ class SqliteCore(MaintenanceMixin):
             params.append(limit)
         return sql, params
 
+    def list_start(
+        self, conn: sqlite3.Connection, config: Any, filter: Any, before: Any, limit: Any
+    ) -> tuple[tuple, tuple | None]:
+        """`list`'s first page: no tuples yet, then the job building the first chunk."""
+        rows = self.list_rows(conn, config, filter=filter, before=before, limit=limit)
+        return (), (SqliteCore.list_chunk, (rows, 0)) if rows else None
+
+    def list_chunk(
+        self, conn: sqlite3.Connection, rows: Sequence[Any], start: int
+    ) -> tuple[list[CheckpointTuple], tuple | None]:
+        """The tuples of rows[start:start + LIST_CHUNK] and the job of the next chunk."""
+        end = start + LIST_CHUNK
+        more = (SqliteCore.list_chunk, (rows, end)) if end < len(rows) else None
+        return self.build_many(conn, rows[start:end]), more
+
     def build_tuple(
         self, conn: sqlite3.Connection, row: Sequence[Any], config: RunnableConfig | None = None
     ) -> CheckpointTuple:
@@ -289,10 +295,10 @@ class SqliteCore(MaintenanceMixin):
                     values[ch] = loads(blobs[(thread, ns, ch, vk)])
             out.append(
                 CheckpointTuple(
-                    config=config or _config(thread, ns, cid),
+                    config=config or codec.config_of(thread, ns, cid),
                     checkpoint=codec.checkpoint_from_record(record, state, values),
                     metadata=codec.load_metadata(metadata),
-                    parent_config=_config(thread, ns, parent_id) if parent_id else None,
+                    parent_config=codec.config_of(thread, ns, parent_id) if parent_id else None,
                     pending_writes=writes.get((thread, ns, cid), []),
                 )
             )
@@ -367,7 +373,7 @@ class SqliteCore(MaintenanceMixin):
                     (parent_id, enc.depth, run_id, *enc.record, metadata, thread, ns, cid),
                 )
             self._remember((thread, ns, cid), enc.state)
-            return _config(thread, ns, cid)
+            return codec.config_of(thread, ns, cid)
 
         return step
 
@@ -390,6 +396,18 @@ class SqliteCore(MaintenanceMixin):
                 conn.executemany(f"INSERT OR REPLACE {cols}", special)
 
         return step
+
+    def put(self, conn: sqlite3.Connection, op: PutOp) -> RunnableConfig:
+        return self.run_batch(conn, [op])[0]
+
+    def put_writes(self, conn: sqlite3.Connection, op: WritesOp) -> None:
+        self.run_batch(conn, [op])
+
+    def batch(self, conn: sqlite3.Connection, ops: Sequence[Any], return_exceptions: bool) -> Any:
+        return self.run_batch(conn, ops, return_exceptions=return_exceptions)
+
+    def commit_steps(self, conn: sqlite3.Connection, steps: Sequence[Any]) -> list[Any]:
+        return self.run_steps(conn, steps, return_exceptions=True)
 
     def run_batch(
         self,

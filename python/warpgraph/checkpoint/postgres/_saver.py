@@ -1,0 +1,179 @@
+"""What `PostgresSaver` and `AsyncPostgresSaver` share: argument checks and the jobs of
+every operation (the sans-IO generators of `_sql` / `_put`). The two classes differ only
+in how they run a job on a connection (see `SqlSaverBase` for the API built on them)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from contextlib import nullcontext
+from typing import Any
+
+try:
+    import psycopg
+    from psycopg.rows import tuple_row  # noqa: F401 - for the saver modules
+except ImportError as exc:  # pragma: no cover - depends on the environment
+    raise ImportError(
+        "warpgraph.checkpoint.postgres needs psycopg 3 and psycopg_pool: "
+        "install them with `pip install 'warpgraph[postgres]'`"
+    ) from exc
+
+from warpgraph.checkpoint._sql import PutOp, WritesOp
+from warpgraph.checkpoint._sql.api import SqlSaverBase
+from warpgraph.checkpoint.base import CheckpointTuple, RunnableConfig, SerializerProtocol
+from warpgraph.checkpoint.postgres import _put, _sql
+
+# The savers' statements are prepared (prepare_threshold=0) and keyed by primary keys, so a
+# generic plan is always right; PostgreSQL would otherwise re-plan each execution of the
+# read query (a custom plan costs more to make than to run). Set on connections that
+# `from_conn_string` creates, never on a caller's connection.
+SESSION_SETUP = "SET plan_cache_mode = force_generic_plan"
+
+
+def check_autocommit(conn: Any) -> None:
+    """Raise ValueError if a plain connection is not in autocommit mode."""
+    if getattr(conn, "autocommit", True) is False:
+        raise ValueError(
+            "the Postgres saver needs an autocommit connection: "
+            "psycopg.connect(conn_string, autocommit=True)"
+        )
+
+
+def connect_kwargs(pipeline: bool, pool_size: int | None) -> dict[str, Any]:
+    """psycopg connection options of `from_conn_string` (after checking its arguments)."""
+    if pool_size is not None and pipeline:
+        raise ValueError("pipeline=True cannot be combined with pool_size")
+    return {"autocommit": True, "prepare_threshold": 0}
+
+
+def pool_kwargs(size: int, kwargs: dict[str, Any], configure: Callable, open: bool) -> dict:
+    """Options of the (async) connection pool `from_conn_string(pool_size=size)` creates."""
+    return {"min_size": 1, "max_size": size, "kwargs": kwargs, "open": open, "configure": configure}
+
+
+def raise_conflict(exc: psycopg.Error) -> None:
+    """Raise the CheckpointConflictError `exc` stands for, if any (else return)."""
+    conflict = _put.conflict_from(exc)
+    if conflict is not None:
+        raise conflict from None
+
+
+class _Holding:
+    """`with` / `async with`: hold `lock` (threading or asyncio), give `conn`."""
+
+    __slots__ = ("conn", "lock")
+
+    def __init__(self, lock: Any, conn: Any) -> None:
+        self.lock, self.conn = lock, conn
+
+    def __enter__(self) -> Any:
+        self.lock.acquire()
+        return self.conn
+
+    def __exit__(self, *exc: object) -> None:
+        self.lock.release()
+
+    async def __aenter__(self) -> Any:
+        await self.lock.acquire()
+        return self.conn
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.lock.release()
+
+
+class PostgresBase(SqlSaverBase):
+    """Constructor checks, connection choice and jobs; subclasses set the class attributes
+    and run jobs (`_exec` / `_aexec`, `_exec_batch` / `_aexec_batch`)."""
+
+    _conn_type: type  # psycopg (Async)Connection
+    _pool_type: str  # psycopg_pool class name
+    _lock_type: Callable[[], Any]  # serialises a pipeline's operations
+
+    def __init__(
+        self, conn: Any, pipe: Any = None, serde: SerializerProtocol | None = None
+    ) -> None:
+        super().__init__(serde=serde)
+        self.is_pool = _is_pool(conn, self._pool_type)
+        name = self._conn_type.__name__
+        if self.is_pool and pipe is not None:
+            raise ValueError(f"pipe is only supported with a single {name}, not a pool")
+        if not self.is_pool:
+            if not isinstance(conn, self._conn_type):
+                raise TypeError(
+                    f"conn must be a psycopg {name} or {self._pool_type}, got {type(conn)!r}"
+                )
+            check_autocommit(conn)
+        self.conn = conn
+        self.pipe = pipe
+        # A pipeline is not thread-safe and must not interleave operations: only pipeline
+        # mode serialises operations.
+        self._pipe_lock = self._lock_type() if pipe is not None else None
+        self._bare = nullcontext(conn)
+        self._init_runtime()
+
+    def _init_runtime(self) -> None:
+        pass
+
+    @classmethod
+    def from_conn_string(
+        cls,
+        conn_string: str,
+        *,
+        pipeline: bool = False,
+        serde: SerializerProtocol | None = None,
+        pool_size: int | None = None,
+    ) -> Any:
+        """A saver on a new connection (or a pool of `pool_size` connections), closed on
+        exit: a context manager (an async one for `AsyncPostgresSaver`)."""
+        return cls._open(conn_string, pipeline, serde, pool_size)
+
+    def _connection(self) -> Any:
+        """The connection to run a job on, as a (sync or async) context manager."""
+        if self.is_pool:
+            return self.conn.connection()
+        if self._pipe_lock is not None:
+            return _Holding(self._pipe_lock, self.conn)
+        return self._bare
+
+    # --- jobs (see `SqlSaverBase`)
+    def _get_tuple_job(self, config: RunnableConfig) -> _sql.Op:
+        return _sql.get_tuple_op(config)
+
+    def _done_tuple(self, rows: Any) -> CheckpointTuple | None:
+        return next(_sql.rows_to_tuples(self.serde, rows), None)
+
+    def _list_job(self, config: Any, filter: Any, before: Any, limit: Any) -> _sql.Op:
+        return _sql.list_page_op(self.serde, config, filter, before, limit)
+
+    def _put_job(
+        self, config: Any, checkpoint: Any, metadata: Any, new_versions: Any, expected_head: Any
+    ) -> _sql.Op:
+        return _put.put_op(self.serde, config, checkpoint, metadata, new_versions, expected_head)
+
+    def _put_writes_job(self, config: Any, writes: Any, task_id: str, task_path: str) -> _sql.Op:
+        return _put.put_writes_op(self.serde, config, writes, task_id, task_path)
+
+    def _put_batch_job(self, ops: Sequence[PutOp | WritesOp], return_exceptions: bool) -> Any:
+        """All or nothing: one op (`_put.batch_all_op`); else a list of ops run one by one."""
+        if return_exceptions:
+            return [_put.batch_op(self.serde, op) for op in ops]
+        return _put.batch_all_op(self.serde, ops)
+
+    def _delete_thread_job(self, thread_id: str) -> _sql.Op:
+        return _sql.delete_threads_op([thread_id])
+
+    def _delete_for_runs_job(self, run_ids: Sequence[str]) -> _sql.Op:
+        return _sql.delete_for_runs_op(run_ids)
+
+    def _copy_thread_job(self, source_thread_id: str, target_thread_id: str) -> _sql.Op:
+        return _sql.copy_thread_op(source_thread_id, target_thread_id)
+
+    def _prune_job(self, thread_ids: Sequence[str], strategy: str) -> _sql.Op:
+        return _sql.prune_op(thread_ids, strategy)
+
+
+def _is_pool(conn: Any, pool_type: str) -> bool:
+    try:
+        import psycopg_pool
+    except ImportError:  # pragma: no cover
+        return False
+    return isinstance(conn, getattr(psycopg_pool, pool_type))

@@ -1,0 +1,124 @@
+"""What `SqliteSaver` and `AsyncSqliteSaver` share: the jobs of every operation and how a
+job runs on a connection. A job is `(SqliteCore method, args)`; the two classes differ only
+in which thread runs `_apply` (see `SqlSaverBase` for the API built on them)."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from typing import Any
+
+from warpgraph.checkpoint._sql import NO_EXPECTATION, PutOp, WritesOp, expected_head_of
+from warpgraph.checkpoint._sql.api import SqlSaverBase
+from warpgraph.checkpoint._sql.writer import GroupCommitWriter
+from warpgraph.checkpoint.base import CheckpointTuple, RunnableConfig
+from warpgraph.checkpoint.sqlite import _schema
+from warpgraph.checkpoint.sqlite._store import SqliteCore
+
+Job = tuple[Any, tuple]
+
+
+def connect(conn_string: str, synchronous: str) -> sqlite3.Connection:
+    """A connection for `from_conn_string`: a path, ":memory:" or a "file:" URI."""
+    conn = sqlite3.connect(
+        conn_string,
+        check_same_thread=False,
+        isolation_level=None,
+        uri=conn_string.startswith("file:"),
+    )
+    try:
+        _schema.configure(conn, synchronous=synchronous)
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def with_expectation(op: Any) -> Any:
+    """`op` with the expected head of its config's CONFIG_KEY_EXPECTED_HEAD, if unset."""
+    if isinstance(op, PutOp) and op.expected_head is NO_EXPECTATION:
+        expected = expected_head_of(op.config)
+        if expected is not NO_EXPECTATION:
+            return PutOp(op.config, op.checkpoint, op.metadata, op.new_versions, expected)
+    return op
+
+
+class SqliteBase(SqlSaverBase):
+    """Jobs + `_apply`; subclasses define `_exec`/`_aexec` and `_setup_on(conn)`."""
+
+    is_setup: bool
+    _core: SqliteCore
+
+    def _apply(self, job: Job, conn: sqlite3.Connection) -> Any:
+        """Run a job on `conn` (the caller makes sure no other job runs on it meanwhile)."""
+        if self._core.serde is not self.serde:  # e.g. a `with_allowlist` clone
+            self._core = SqliteCore(self.serde)
+        if not self.is_setup:
+            self._setup_on(conn)
+        fn, args = job
+        return fn(self._core, conn, *args)
+
+    def _setup_on(self, conn: sqlite3.Connection) -> None:
+        raise NotImplementedError
+
+    def _exec(self, job: Job) -> Any:
+        raise NotImplementedError
+
+    async def _aexec(self, job: Job) -> Any:
+        raise NotImplementedError
+
+    def _exec_batch(self, job: Job) -> Any:  # put_batch is one job (one transaction)
+        return self._exec(job)
+
+    async def _aexec_batch(self, job: Job) -> Any:
+        return await self._aexec(job)
+
+    def writer(self, *, max_batch: int = 512) -> GroupCommitWriter:
+        """A background group-commit writer for this saver (close it when done; from
+        asyncio code, wrap its futures with `asyncio.wrap_future`)."""
+        self._writer_setup()
+
+        def commit(steps: Sequence[Any]) -> list[Any]:
+            return self._exec((SqliteCore.commit_steps, (steps,)))
+
+        def prepare(op: PutOp | WritesOp) -> Any:
+            return self._core.prepare(with_expectation(op))
+
+        return GroupCommitWriter(prepare, commit, max_batch=max_batch)
+
+    def _writer_setup(self) -> None:
+        pass
+
+    # --- jobs (see `SqlSaverBase`)
+    def _get_tuple_job(self, config: RunnableConfig) -> Job:
+        return SqliteCore.get_tuple, (config,)
+
+    def _done_tuple(self, tup: CheckpointTuple | None) -> CheckpointTuple | None:
+        return tup
+
+    def _list_job(self, config: Any, filter: Any, before: Any, limit: Any) -> Job:
+        return SqliteCore.list_start, (config, filter, before, limit)
+
+    def _put_job(
+        self, config: Any, checkpoint: Any, metadata: Any, new_versions: Any, expected: Any
+    ) -> Job:
+        op = PutOp(config, checkpoint, metadata, new_versions, expected_head_of(config, expected))
+        return SqliteCore.put, (op,)
+
+    def _put_writes_job(self, config: Any, writes: Any, task_id: str, task_path: str) -> Job:
+        return SqliteCore.put_writes, (WritesOp(config, writes, task_id, task_path),)
+
+    def _put_batch_job(self, ops: Sequence[PutOp | WritesOp], return_exceptions: bool) -> Job:
+        return SqliteCore.batch, ([with_expectation(op) for op in ops], return_exceptions)
+
+    def _delete_thread_job(self, thread_id: str) -> Job:
+        return SqliteCore.delete_thread, (thread_id,)
+
+    def _delete_for_runs_job(self, run_ids: Sequence[str]) -> Job:
+        return SqliteCore.delete_for_runs, (run_ids,)
+
+    def _copy_thread_job(self, source_thread_id: str, target_thread_id: str) -> Job:
+        return SqliteCore.copy_thread, (source_thread_id, target_thread_id)
+
+    def _prune_job(self, thread_ids: Sequence[str], strategy: str) -> Job:
+        return SqliteCore.prune, (list(thread_ids), strategy)
