@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Literal
 if TYPE_CHECKING:
     from warpgraph.types import Command, Interrupt
 
-__all__ = (
+__all__ = (  # LangGraph's names exactly; CheckpointConflictError is importable, not listed
     "EmptyChannelError",
     "EmptyInputError",
     "ErrorCode",
@@ -50,6 +50,27 @@ def create_error_message(*, message: str, error_code: ErrorCode) -> str:
 
 class EmptyChannelError(Exception):
     """Raised when reading a channel that holds no value yet."""
+
+
+class CheckpointConflictError(RuntimeError):
+    """A fenced checkpoint write found another head checkpoint than its run expected:
+    another run appended to the same thread / namespace concurrently (not in LangGraph)."""
+
+    def __init__(
+        self, thread_id: str, checkpoint_ns: str, expected: str | None, actual: str | None
+    ) -> None:
+        self.thread_id = thread_id
+        self.checkpoint_ns = checkpoint_ns
+        self.expected = expected
+        self.actual = actual
+        super().__init__(
+            f"Checkpoint conflict on thread {thread_id!r} (namespace {checkpoint_ns!r}): "
+            f"expected head checkpoint {expected!r} but the latest is {actual!r}; "
+            "another run wrote to this thread concurrently."
+        )
+
+    def __reduce__(self) -> Any:
+        return (type(self), (self.thread_id, self.checkpoint_ns, self.expected, self.actual))
 
 
 class GraphBubbleUp(Exception):

@@ -1,10 +1,14 @@
 """Drivers of the loop's step machine: the sync one performs each operation directly, the
 async one awaits the runner and the saver's `a*` methods. Both yield stream chunks at the
-points where LangGraph's runner yields them."""
+points where LangGraph's runner yields them. Saver operations go through the run's
+`SaverSession` (`_persist.py`: write fencing, one transaction per step, group commit), which
+also takes each finished task's writes from the loop as the task finishes (the runner's
+`on_done` is wrapped; the loop's queued `put_writes` ops are drained from `loop._io`).
+Buffered saver work is committed before a step's tasks run, before any read, and at the
+run's end, before the last chunks are yielded."""
 
 from __future__ import annotations
 
-import inspect
 import warnings
 from collections import deque
 from collections.abc import AsyncIterator, Iterator
@@ -21,10 +25,9 @@ from warpgraph._internal._constants import (
 )
 from warpgraph.config import ensure_config, get_config
 from warpgraph.pregel._loop import RUN, PregelLoop, Stream
+from warpgraph.pregel._persist import ACTIVE, SaverSession
 
 __all__ = ("adrive", "drive", "setup_loop")
-
-_TASK_PATH_CACHE: dict[tuple[type, str], bool] = {}
 
 
 def drive(
@@ -32,55 +35,83 @@ def drive(
 ) -> Iterator[tuple]:
     """Sync driver of the loop's step machine; yields stream chunks as they appear."""
     machine = loop.run()
+    session = (
+        SaverSession(saver, loop.durability, False, loop.is_nested) if saver is not None else None
+    )
     try:
-        yield from _drive_machine(machine, loop, saver, out, runner, timeout)
+        yield from _drive_machine(machine, loop, session, out, runner, timeout)
     finally:
         machine.close()
+        if session is not None and not session.closed:
+            _quiet(session.close)  # the consumer stopped early: keep what was produced
 
 
 def _drive_machine(
-    machine: Any, loop: PregelLoop, saver: Any, out: deque | None, runner: Any, timeout: Any
+    machine: Any,
+    loop: PregelLoop,
+    session: SaverSession | None,
+    out: deque | None,
+    runner: Any,
+    timeout: Any,
 ) -> Iterator[tuple]:
-    pw_path = _accepts_task_path(saver)
+    hook = session is not None and session.hooks_tasks
     value: Any = None
     exc: BaseException | None = None
     while True:
         try:
             op = machine.send(value) if exc is None else machine.throw(exc)
         except StopIteration:
+            err = _close(session)
             if out:
                 while out:
                     yield out.popleft()
+            if err is not None:
+                raise err from None
             break
-        except BaseException:
+        except BaseException as run_err:
+            _close(session, run_err)
             if out:
                 while out:
                     yield out.popleft()
             raise
         value = exc = None
         kind = op[0]
-        # LangGraph's runner yields queued output before running a step's tasks, after
-        # several tasks, and before raising a task's error
-        if kind is RUN:
-            while out:
-                yield out.popleft()
         try:
             if kind is RUN:
-                runner.tick(op[1], on_done=loop.on_task_done, timeout=timeout)
-            elif kind == "put":
-                saver.put(*op[1:])
-            elif kind == "put_writes":
-                saver.put_writes(*op[1:]) if pw_path else saver.put_writes(*op[1:4])
+                if session is not None:
+                    session.flush()  # the previous step's checkpoint commits before this one
+            elif kind == "get_tuple":
+                value = session.get_tuple(op[1])
+            elif session.raw:
+                session.direct(op)
             else:
-                value = saver.get_tuple(op[1])
+                items = session.write(op)
+                if items:
+                    session.commit(items)
         except BaseException as e:  # noqa: BLE001
             exc = e
             while out:
                 yield out.popleft()
-        else:
-            if kind is RUN and len(op[1]) > 1:
-                while out:
-                    yield out.popleft()
+            continue
+        if kind is not RUN:
+            continue
+        # LangGraph's runner yields queued output before running a step's tasks, after
+        # several tasks, and before raising a task's error
+        while out:
+            yield out.popleft()
+        tasks = op[1]
+        token = ACTIVE.set(session) if hook and session.mode == "writer" else None
+        try:
+            on_done = session.hook(loop, len(tasks), session.commit) if hook else loop.on_task_done
+            runner.tick(tasks, on_done=on_done, timeout=timeout)
+        except BaseException as e:  # noqa: BLE001
+            exc = e
+        finally:
+            if token is not None:
+                ACTIVE.reset(token)
+        if exc is not None or len(tasks) > 1:
+            while out:
+                yield out.popleft()
 
 
 async def adrive(
@@ -88,71 +119,132 @@ async def adrive(
 ) -> AsyncIterator[tuple]:
     """Async driver: the same step machine, awaiting the runner and the saver."""
     machine = loop.run()
+    session = (
+        SaverSession(saver, loop.durability, True, loop.is_nested) if saver is not None else None
+    )
     try:
-        async for chunk in _adrive_machine(machine, loop, saver, out, runner, timeout):
+        async for chunk in _adrive_machine(machine, loop, session, out, runner, timeout):
             yield chunk
     finally:
         machine.close()
+        if session is not None and not session.closed:
+            try:
+                await session.aclose()
+            except Exception as e:  # noqa: BLE001
+                _warn_lost(e)
 
 
 async def _adrive_machine(
-    machine: Any, loop: PregelLoop, saver: Any, out: deque | None, runner: Any, timeout: Any
+    machine: Any,
+    loop: PregelLoop,
+    session: SaverSession | None,
+    out: deque | None,
+    runner: Any,
+    timeout: Any,
 ) -> AsyncIterator[tuple]:
-    pw_path = _accepts_task_path(saver, "aput_writes")
+    hook = session is not None and session.hooks_tasks
     value: Any = None
     exc: BaseException | None = None
     while True:
         try:
             op = machine.send(value) if exc is None else machine.throw(exc)
         except StopIteration:
+            err = None
+            if session is not None:
+                try:
+                    await session.aclose()
+                except BaseException as e:  # noqa: BLE001
+                    err = e
             if out:
                 while out:
                     yield out.popleft()
+            if err is not None:
+                raise err from None
             break
-        except BaseException:
+        except BaseException as run_err:
+            if session is not None:
+                try:
+                    await session.aclose()
+                except BaseException as e:  # noqa: BLE001
+                    _note(run_err, e)
             if out:
                 while out:
                     yield out.popleft()
             raise
         value = exc = None
         kind = op[0]
-        # LangGraph's runner yields queued output before running a step's tasks, after
-        # several tasks, and before raising a task's error
-        if kind is RUN:
-            while out:
-                yield out.popleft()
         try:
             if kind is RUN:
-                await runner.atick(op[1], on_done=loop.on_task_done, timeout=timeout)
-            elif kind == "put":
-                await saver.aput(*op[1:])
-            elif kind == "put_writes":
-                await (saver.aput_writes(*op[1:]) if pw_path else saver.aput_writes(*op[1:4]))
+                if session is not None:
+                    await session.aflush()
+            elif kind == "get_tuple":
+                value = await session.aget_tuple(op[1])
             else:
-                value = await saver.aget_tuple(op[1])
+                if session.inflight:
+                    await session.await_inflight()  # task writes commit before what follows
+                if session.raw:
+                    await session.adirect(op)
+                else:
+                    items = session.write(op)
+                    if items:
+                        await session.acommit(items)
         except BaseException as e:  # noqa: BLE001
             exc = e
             while out:
                 yield out.popleft()
-        else:
-            if kind is RUN and len(op[1]) > 1:
-                while out:
-                    yield out.popleft()
-
-
-def _accepts_task_path(saver: Any, meth: str = "put_writes") -> bool:
-    if saver is None:
-        return False
-    key = (type(saver), meth)
-    if key not in _TASK_PATH_CACHE:
+            continue
+        if kind is not RUN:
+            continue
+        # LangGraph's runner yields queued output before running a step's tasks, after
+        # several tasks, and before raising a task's error
+        while out:
+            yield out.popleft()
+        tasks = op[1]
+        token = ACTIVE.set(session) if hook and session.mode == "writer" else None
         try:
-            params = inspect.signature(getattr(saver, meth)).parameters
-            _TASK_PATH_CACHE[key] = "task_path" in params or any(
-                p.kind is p.VAR_POSITIONAL for p in params.values()
+            on_done = (
+                session.hook(loop, len(tasks), session.start_commit) if hook else loop.on_task_done
             )
-        except (TypeError, ValueError):
-            _TASK_PATH_CACHE[key] = False
-    return _TASK_PATH_CACHE[key]
+            await runner.atick(tasks, on_done=on_done, timeout=timeout)
+        except BaseException as e:  # noqa: BLE001
+            exc = e
+        finally:
+            if token is not None:
+                ACTIVE.reset(token)
+        if exc is not None or len(tasks) > 1:
+            while out:
+                yield out.popleft()
+
+
+def _close(session: SaverSession | None, run_err: BaseException | None = None) -> Any:
+    """End the session; with a run error, a close failure is attached to it as a note;
+    without one, the close failure is returned (to raise after the last chunks)."""
+    if session is None:
+        return None
+    try:
+        session.close()
+    except BaseException as e:  # noqa: BLE001
+        if run_err is None:
+            return e
+        _note(run_err, e)
+    return None
+
+
+def _note(run_err: BaseException, e: BaseException) -> None:
+    add_note = getattr(run_err, "add_note", None)  # Python 3.11+
+    if e is not run_err and add_note is not None:
+        add_note(f"while saving this run's last checkpoint writes: {e!r}")
+
+
+def _quiet(fn: Any) -> None:
+    try:
+        fn()
+    except Exception as e:  # noqa: BLE001
+        _warn_lost(e)
+
+
+def _warn_lost(e: BaseException) -> None:
+    warnings.warn(f"a stopped run's last checkpoint writes were not saved: {e!r}", stacklevel=3)
 
 
 def setup_loop(

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from warpgraph.checkpoint.base import ChannelVersions, Checkpoint, CheckpointMetadata
+from warpgraph.errors import CheckpointConflictError  # defined with the other errors
 
 __all__ = (
     "CONFIG_KEY_EXPECTED_HEAD",
@@ -32,26 +33,6 @@ class _NoExpectation:
 
 
 NO_EXPECTATION: Any = _NoExpectation()
-
-
-class CheckpointConflictError(Exception):
-    """A fenced put found another head checkpoint than the one its run expected."""
-
-    def __init__(
-        self, thread_id: str, checkpoint_ns: str, expected: str | None, actual: str | None
-    ) -> None:
-        self.thread_id = thread_id
-        self.checkpoint_ns = checkpoint_ns
-        self.expected = expected
-        self.actual = actual
-        super().__init__(
-            f"Checkpoint conflict on thread {thread_id!r} (namespace {checkpoint_ns!r}): "
-            f"expected head checkpoint {expected!r} but the latest is {actual!r}; "
-            "another run wrote to this thread concurrently."
-        )
-
-    def __reduce__(self) -> Any:
-        return (type(self), (self.thread_id, self.checkpoint_ns, self.expected, self.actual))
 
 
 def expected_head_of(config: dict[str, Any], explicit: Any = NO_EXPECTATION) -> Any:

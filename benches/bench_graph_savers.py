@@ -1,0 +1,186 @@
+"""Graph runs on SQLite savers: the cost a saver adds to a super-step.
+
+Run timed:   pytest benches/bench_graph_savers.py --benchmark-enable --benchmark-group-by=group
+As a test:   pytest benches/bench_graph_savers.py   (--benchmark-disable: each case once,
+             results checked against LangGraph's engine; no timed assertions)
+
+The graph: one node looping STEPS times over a 10-key state (5 ints, 5 ~20-char strings),
+bumping one int per step; every round is a fresh thread, so each round stores STEPS + 2
+checkpoints (input, __start__ step, STEPS loop steps) and STEPS + 1 tasks' writes.
+Cases (group "step"):
+* `nosaver`: warpgraph's engine without a checkpointer.
+* `sqlite_sync`: warpgraph's engine + warpgraph's SqliteSaver, durability "sync".
+* `floor`: the raw sqlite3 floor for the same bytes the saver received during one run
+  (serialized with the same serializer, plain INSERTs, one transaction per super-step: the
+  step's writes and checkpoint), replayed without the engine. Target: sqlite_sync within
+  1.2x of nosaver + floor.
+* `langgraph_sync` / `langgraph_nosaver`: the same graph on LangGraph's engine with
+  LangGraph's SqliteSaver (durability "sync") and without a saver.
+Group "durable" (synchronous=FULL, every commit fsyncs the WAL): warpgraph's SqliteSaver
+with durability "sync" vs "async" (the per-run group-commit writer); checkpoints/s =
+(STEPS + 2) / round time. Target: async >= 5x sync.
+"""
+
+from __future__ import annotations
+
+import importlib
+import uuid
+from typing import Any
+
+import pytest
+from bench_sqlite_saver import Floor, _connect
+from typing_extensions import TypedDict
+from warpgraph.checkpoint._sql import PutOp
+from warpgraph.checkpoint.sqlite import SqliteSaver
+
+STEPS = 20
+
+
+class State(TypedDict):
+    n0: int
+    n1: int
+    n2: int
+    n3: int
+    n4: int
+    s0: str
+    s1: str
+    s2: str
+    s3: str
+    s4: str
+
+
+def build(lib: str) -> Any:
+    graph_mod = importlib.import_module(f"{lib}.graph")
+    g = graph_mod.StateGraph(State)
+    g.add_node("step", lambda s: {"n0": s["n0"] + 1})
+    g.add_edge(graph_mod.START, "step")
+    g.add_conditional_edges("step", lambda s: "step" if s["n0"] < STEPS else graph_mod.END)
+    return g
+
+
+INPUT: dict[str, Any] = {f"n{k}": 0 for k in range(5)}
+INPUT.update({f"s{k}": f"value-{k:06d}-abcdefghij" for k in range(5)})
+EXPECTED = {**INPUT, "n0": STEPS}
+
+
+def _config() -> dict:
+    return {"configurable": {"thread_id": uuid.uuid4().hex}}
+
+
+def _record_batches(saver: SqliteSaver) -> list:
+    """One run's put_batch calls as (writes ops, put op) pairs (the floor replays them)."""
+    batches: list = []
+    orig = saver.put_batch
+
+    def recorder(ops: list, **kw: Any) -> Any:
+        batches.append(list(ops))
+        return orig(ops, **kw)
+
+    saver.put_batch = recorder  # type: ignore[method-assign]
+    try:
+        build("warpgraph").compile(checkpointer=saver).invoke(INPUT, _config(), durability="sync")
+    finally:
+        del saver.put_batch
+    return batches
+
+
+def _floor_run(floor: Floor, batches: list) -> int:
+    """Replay one run's batches on the floor under a fresh thread id; returns transactions."""
+    thread = uuid.uuid4().hex
+    n = 0
+    for ops in batches:
+        put = next(op for op in ops if isinstance(op, PutOp))
+        writes = [op for op in ops if not isinstance(op, PutOp)]
+        conf = {**put.config["configurable"], "thread_id": thread}
+        if writes:
+            w = writes[0]
+            floor.step(
+                {
+                    "configurable": {
+                        **conf,
+                        "checkpoint_id": w.config["configurable"]["checkpoint_id"],
+                    }
+                },
+                w.writes,
+                w.task_id,
+                put.checkpoint,
+                put.metadata,
+                put.new_versions,
+            )
+        else:
+            floor.put({"configurable": conf}, put.checkpoint, put.metadata, put.new_versions)
+        n += 1
+    return n
+
+
+STEP_CASES = ["nosaver", "sqlite_sync", "floor", "langgraph_sync", "langgraph_nosaver"]
+
+
+@pytest.mark.parametrize("case", STEP_CASES)
+def test_graph_step(benchmark: Any, tmp_path: Any, case: str) -> None:
+    benchmark.group = "step"
+    benchmark.extra_info.update({"case": case, "steps": STEPS})
+    path = str(tmp_path / "g.db")
+    if case == "nosaver":
+        graph = build("warpgraph").compile()
+        out = benchmark(lambda: graph.invoke(INPUT))
+        assert out == EXPECTED
+    elif case == "langgraph_nosaver":
+        graph = build("langgraph").compile()
+        out = benchmark(lambda: graph.invoke(INPUT))
+        assert out == EXPECTED
+    elif case == "sqlite_sync":
+        with SqliteSaver.from_conn_string(path) as saver:
+            graph = build("warpgraph").compile(checkpointer=saver)
+
+            def run() -> Any:
+                config = _config()
+                return graph.invoke(INPUT, config, durability="sync"), config
+
+            out, config = benchmark(run)
+            assert out == EXPECTED
+            assert len(list(saver.list(config))) == STEPS + 2
+    elif case == "langgraph_sync":
+        from langgraph.checkpoint.sqlite import SqliteSaver as RefSaver
+
+        conn = _connect(path)
+        saver = RefSaver(conn)
+        graph = build("langgraph").compile(checkpointer=saver)
+
+        def run() -> Any:
+            config = _config()
+            return graph.invoke(INPUT, config, durability="sync"), config
+
+        out, config = benchmark(run)
+        assert out == EXPECTED
+        assert len(list(saver.list(config))) == STEPS + 2
+        conn.close()
+    else:  # floor
+        with SqliteSaver.from_conn_string(str(tmp_path / "rec.db")) as rec:
+            batches = _record_batches(rec)
+        assert len(batches) == STEPS + 2  # input checkpoint, then one batch per step
+        floor = Floor(_connect(path))
+        transactions = benchmark(lambda: _floor_run(floor, batches))
+        assert transactions == len(batches)
+        rows = floor.conn.execute("SELECT count(*) FROM floor_checkpoints").fetchone()[0]
+        assert rows % (STEPS + 2) == 0 and rows > 0
+
+
+@pytest.mark.parametrize("durability", ["sync", "async"])
+def test_durable_checkpoint_rate(benchmark: Any, tmp_path: Any, durability: str) -> None:
+    benchmark.group = "durable"
+    benchmark.extra_info.update(
+        {"case": f"sqlite_{durability}", "checkpoints_per_round": STEPS + 2}
+    )
+    with SqliteSaver.from_conn_string(str(tmp_path / "d.db"), synchronous="FULL") as saver:
+        graph = build("warpgraph").compile(checkpointer=saver)
+
+        def run() -> Any:
+            config = _config()
+            return graph.invoke(INPUT, config, durability=durability), config
+
+        out, config = benchmark(run)
+        assert out == EXPECTED
+        # the run's end waited for its writer: everything is stored when invoke returns
+        with SqliteSaver.from_conn_string(str(tmp_path / "d.db")) as reader:
+            assert len(list(reader.list(config))) == STEPS + 2

@@ -1,0 +1,500 @@
+"""A run's saver session: how the drivers hand the loop's saver operations to the saver.
+
+One `SaverSession` per run (and per nested subgraph run) makes every decision; the sync
+and async drivers only execute what it hands them (`commit` / `acommit`, `close` / `aclose`).
+
+Write fencing: with a saver whose `put` takes `expected_head=` (warpgraph's SQL savers),
+the run remembers the head of its (thread, ns) when it starts (the loop's first
+`get_tuple`, or, when that addresses a `checkpoint_id` - time travel, fork - a second
+lookup without the id) and each of its puts must find that head, then the id it last wrote;
+otherwise the saver raises `CheckpointConflictError` and the run stops, writing nothing more.
+Other savers (LangGraph's, third-party, the in-memory one) get plain calls.
+
+Modes (chosen once per run from durability and what the saver supports):
+* "batch" (saver has `put_batch`; durability "sync", "exit", or "async" without a
+  group-commit writer): operations are buffered and committed in ONE transaction when the
+  driver needs the saver to be current: before a step's tasks run, before a read, before
+  stream chunks reach the caller after an error, and at the run's end. A step's
+  checkpoint thus commits with the writes of the task that finished last. Rule for tasks
+  of a parallel step: a task that finishes while others of its step still run has its
+  writes committed at once (it must not be re-run after a crash); the last one to finish
+  rides with the step's checkpoint (a crash in between loses no finished step: the
+  checkpoint is not there either, and only that last task runs again).
+* "writer" (durability "async" and the saver has `writer()`): every operation goes to a
+  per-run group-commit writer as soon as the loop produces it; the writer commits in
+  submission order, several checkpoints per transaction, so a checkpoint is never visible
+  before the writes submitted ahead of it. A failed commit is raised at the run's next
+  saver operation; the run's end (also on error or interrupt) waits for everything.
+  A nested run (a subgraph called by a task) on the same saver submits to its root run's
+  writer instead of starting its own, and leaves the waiting to the root run.
+* "plain": one saver call per operation (LangGraph's savers, third-party savers).
+  Writes of finished tasks are still handed over as each task finishes (except for
+  warpgraph's InMemorySaver, whose writes stay on the loop's own path).
+
+Foreign savers (LangGraph's own, or any saver whose serializer is not warpgraph's) give
+back LangGraph's `Send` / `Interrupt` objects for what LangGraph's engine stored; the run
+reads them as warpgraph's (`from_foreign`), so warpgraph resumes threads LangGraph started.
+The other direction (`to_foreign`: store LangGraph's types, so LangGraph's engine can
+resume what warpgraph started) waits for `WRITE_LANGGRAPH_TYPES`: it needs warpgraph's
+snapshot reads (`get_state`, `get_state_history` in pregel/_checkpoint.py) to pass what
+they read through `foreign_tuple` too, or they would not recognise the stored sends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import sys
+import threading
+from collections import deque
+from collections.abc import Callable
+from contextvars import ContextVar
+from typing import Any
+
+from warpgraph._internal._constants import CONF, CONFIG_KEY_CHECKPOINT_ID, INTERRUPT, TASKS
+from warpgraph.checkpoint._sql import NO_EXPECTATION, PutOp, WritesOp
+
+__all__ = (
+    "WRITE_LANGGRAPH_TYPES",
+    "SaverSession",
+    "foreign_tuple",
+    "foreign_types",
+    "from_foreign",
+    "to_foreign",
+)
+
+_CAPS: dict[tuple[type, bool], tuple[bool, bool, bool, bool]] = {}
+
+ACTIVE: ContextVar[Any] = ContextVar("warpgraph_saver_session", default=None)
+"""The writer-mode session whose step is running (nested runs share its writer)."""
+
+
+def _own_method(cls: type, name: str) -> bool:
+    """`cls.name` is callable (only asked of savers taking `expected_head=`, i.e. following
+    warpgraph's saver extensions, where `put_batch` / `writer` have a known meaning)."""
+    return callable(getattr(cls, name, None))
+
+
+def _has_param(fn: Any, name: str) -> bool:
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+    return name in params or (
+        name == "task_path" and any(p.kind is p.VAR_POSITIONAL for p in params.values())
+    )
+
+
+def capabilities(saver: Any, is_async: bool) -> tuple[bool, bool, bool, bool]:
+    """(fence, batch, writer, task_path) for `saver`'s type, detected once per type."""
+    key = (type(saver), is_async)
+    caps = _CAPS.get(key)
+    if caps is None:
+        cls = type(saver)
+        prefix = "a" if is_async else ""
+        put, pw, batch = (prefix + name for name in ("put", "put_writes", "put_batch"))
+        fence = _has_param(getattr(cls, put, None), "expected_head")
+        caps = _CAPS[key] = (
+            fence,
+            fence and _own_method(cls, batch),
+            fence and _own_method(cls, "writer"),
+            _has_param(getattr(saver, pw, None), "task_path"),
+        )
+    return caps
+
+
+# --- foreign savers: LangGraph's Send / Interrupt in, warpgraph's out -------------------
+WRITE_LANGGRAPH_TYPES = False
+"""Store LangGraph's Send / Interrupt in foreign savers (see module doc)."""
+
+
+def foreign_types(saver: Any) -> tuple | None:
+    """((warpgraph Send, Interrupt), (langgraph Send, Interrupt)) when `saver` stores values
+    with a serializer that is not warpgraph's (LangGraph's savers) and LangGraph's types
+    are loaded; else None (nothing to translate)."""
+    lg = sys.modules.get("langgraph.types")
+    serde = getattr(saver, "serde", None)
+    if lg is None or type(serde).__module__.startswith("warpgraph."):
+        return None
+    from warpgraph.types import Interrupt, Send
+
+    return (Send, Interrupt), (lg.Send, lg.Interrupt)
+
+
+def foreign_tuple(saver: Any, saved: Any) -> Any:
+    """`saved` (read from `saver`) with warpgraph's Send / Interrupt (for snapshot reads)."""
+    types = foreign_types(saver)
+    return saved if types is None else from_foreign(saved, types)
+
+
+def _convert(value: Any, src: tuple, dst: tuple) -> Any:
+    """A `src` Send / Interrupt (or a list of them) as the `dst` family's type."""
+    if isinstance(value, list):
+        return [_convert(v, src, dst) for v in value]
+    if isinstance(value, tuple):
+        return tuple(_convert(v, src, dst) for v in value)
+    t = type(value)
+    if t is src[0]:
+        return dst[0](value.node, value.arg, timeout=getattr(value, "timeout", None))
+    if t is src[1]:
+        return dst[1](value.value, value.id, response_schema=value.response_schema)
+    return value
+
+
+def _convert_writes(writes: Any, src: tuple, dst: tuple) -> list:
+    return [
+        (c, _convert(v, src, dst)) if c == TASKS or c == INTERRUPT else (c, v) for c, v in writes
+    ]
+
+
+def to_foreign(item: PutOp | WritesOp, types: tuple) -> PutOp | WritesOp:
+    """An item with LangGraph's Send / Interrupt in place of warpgraph's."""
+    ours, theirs = types
+    if type(item) is PutOp:
+        values = item.checkpoint.get("channel_values") or {}
+        if TASKS in values:
+            cp = {**item.checkpoint, "channel_values": {**values}}
+            cp["channel_values"][TASKS] = _convert(values[TASKS], ours, theirs)
+            item.checkpoint = cp
+    else:
+        item.writes = _convert_writes(item.writes, ours, theirs)
+    return item
+
+
+def from_foreign(saved: Any, types: tuple) -> Any:
+    """A checkpoint tuple read from a foreign saver, with warpgraph's Send / Interrupt."""
+    if saved is None:
+        return None
+    ours, theirs = types
+    cp = saved.checkpoint
+    values = cp.get("channel_values") or {}
+    if TASKS in values:
+        cp = {**cp, "channel_values": {**values, TASKS: _convert(values[TASKS], theirs, ours)}}
+    pending = saved.pending_writes
+    if pending:
+        pending = [
+            (t, c, _convert(v, theirs, ours)) if c == TASKS or c == INTERRUPT else (t, c, v)
+            for t, c, v in pending
+        ]
+    return saved._replace(checkpoint=cp, pending_writes=pending)
+
+
+def _in_memory(saver: Any) -> bool:
+    from warpgraph.checkpoint.memory import InMemorySaver
+
+    return isinstance(saver, InMemorySaver)
+
+
+class SaverSession:
+    """Decisions for one run's saver operations (see module doc)."""
+
+    __slots__ = (
+        "_head_known",
+        "buffer",
+        "closed",
+        "expected",
+        "failed",
+        "fence",
+        "foreign",
+        "futures",
+        "hooks_tasks",
+        "inflight",
+        "is_async",
+        "lock",
+        "mode",
+        "raw",
+        "root",
+        "saver",
+        "task_path",
+        "writer",
+    )
+
+    def __init__(self, saver: Any, durability: str, is_async: bool, nested: bool = False) -> None:
+        fence, batch, writer, task_path = capabilities(saver, is_async)
+        self.saver = saver
+        self.is_async = is_async
+        self.fence = fence
+        self.task_path = task_path
+        if writer and durability == "async":
+            self.mode = "writer"
+        elif batch:
+            self.mode = "batch"
+        else:
+            self.mode = "plain"
+        # whether finished tasks' writes are taken from the loop as each task finishes
+        self.hooks_tasks = durability != "exit" and (self.mode != "plain" or not _in_memory(saver))
+        self.foreign = None if fence else foreign_types(saver)
+        self.expected: Any = NO_EXPECTATION
+        self._head_known = not fence
+        self.buffer: list[PutOp | WritesOp] = []
+        self.failed: BaseException | None = None
+        self.writer: Any = None
+        self.root: SaverSession | None = None  # whose writer this (nested) run uses
+        self.lock: Any = None
+        if self.mode == "writer":
+            parent = ACTIVE.get() if nested else None
+            if parent is not None and parent.saver is saver:
+                self.root = parent.root or parent
+            else:
+                self.lock = threading.Lock()
+        self.futures: deque = deque()
+        self.inflight: list[Any] = []  # async: commits started from task callbacks
+        self.closed = False
+        # plain savers without fencing or type translation get the loop's ops as they are
+        self.raw = (
+            self.mode == "plain"
+            and not fence
+            and (self.foreign is None or not WRITE_LANGGRAPH_TYPES)
+        )
+
+    # --- reads / the run's head -------------------------------------------------------
+    def head_lookup(self, config: dict) -> dict | None:
+        """After the run's first get_tuple: the config to look the head up with when the
+        read addressed a checkpoint_id (else None: that read gave the head)."""
+        self._head_known = True
+        conf = config.get(CONF) or {}
+        if conf.get(CONFIG_KEY_CHECKPOINT_ID):
+            return {
+                **config,
+                CONF: {k: v for k, v in conf.items() if k != CONFIG_KEY_CHECKPOINT_ID},
+            }
+        return None
+
+    def set_head(self, saved: Any) -> None:
+        self.expected = saved.checkpoint["id"] if saved is not None else None
+
+    # --- writes -----------------------------------------------------------------------
+    def to_item(self, op: tuple) -> Any:
+        """The loop's ("put", ...) / ("put_writes", ...) as a batch item (fenced puts
+        expect the current head, which then becomes the new checkpoint)."""
+        if self.raw:
+            return op
+        if op[0] == "put":
+            _, config, cp, metadata, new_versions = op
+            expected = self.expected
+            if self.fence:
+                self.expected = cp["id"]
+            item: Any = PutOp(config, cp, metadata, new_versions, expected)
+        else:
+            _, config, writes, task_id, path = op
+            item = WritesOp(config, writes, task_id, path)
+        if self.foreign is None or not WRITE_LANGGRAPH_TYPES:
+            return item
+        return to_foreign(item, self.foreign)
+
+    def write(self, op: tuple) -> list | None:
+        """A write op from the loop: returns the items to commit now, or None (buffered or
+        submitted to the writer)."""
+        self.check()
+        item = self.to_item(op)
+        if self.mode == "batch":
+            self.buffer.append(item)
+            return None
+        if self.mode == "writer":
+            self.submit([item])
+            return None
+        return [item]
+
+    def task_writes(self, ops: list[tuple], last: bool) -> list | None:
+        """Writes of a task that just finished (`last`: no other task of its step still
+        runs); returns the items to commit now, or None."""
+        self.check()
+        items = [self.to_item(op) for op in ops]
+        if self.mode == "batch" and last:
+            self.buffer.extend(items)
+            return None
+        if self.mode == "writer":
+            self.submit(items)
+            return None
+        return items
+
+    def take(self) -> list | None:
+        """The buffered items to commit now (None if nothing is buffered)."""
+        if not self.buffer:
+            return None
+        items, self.buffer = self.buffer, []
+        self.check()
+        return items
+
+    def check(self) -> None:
+        """Raise the failure that stopped this run's writes (also a writer commit's)."""
+        if self.failed is not None:
+            raise self.failed
+        futures = self.futures
+        while futures and futures[0].done():
+            exc = futures.popleft().exception()
+            if exc is not None:
+                self.failed = exc
+                raise exc
+
+    def submit(self, items: list) -> None:
+        owner = self.root or self
+        writer = owner.writer
+        if writer is None:
+            with owner.lock:  # nested runs of parallel tasks may get here together
+                if owner.writer is None:
+                    owner.writer = self.saver.writer()
+                writer = owner.writer
+        for item in items:
+            self.futures.append(writer.submit(item))
+
+    def _hand_over(self) -> bool:
+        """A nested run's end: its pending commits become its root run's to wait for."""
+        if self.root is None:
+            return False
+        self.check()
+        self.root.futures.extend(self.futures)
+        self.futures.clear()
+        return True
+
+    def hook(self, loop: Any, n_tasks: int, run: Callable[[list], None]) -> Callable:
+        """A runner `on_done` wrapping the loop's: takes the writes the loop queued for a
+        finished task and hands them to `run` (commit now) or the buffer."""
+        on_task_done = loop.on_task_done
+        done = 0
+
+        def on_done(task: Any, exc: BaseException | None) -> None:
+            nonlocal done
+            on_task_done(task, exc)
+            done += 1
+            if loop._io:
+                ops, loop._io = loop._io, []
+                items = self.task_writes(ops, done >= n_tasks)
+                if items:
+                    run(items)
+
+        return on_done
+
+    def calls(self, items: list) -> list[tuple[str, tuple, dict]]:
+        """The saver calls committing `items`: (sync method name, args, kwargs); the async
+        executor calls the `a`-prefixed twin."""
+        if self.mode != "plain":
+            return [("put_batch", (items,), {})]
+        out = []
+        for it in items:
+            if type(it) is tuple:  # a raw op (see `raw`)
+                if it[0] == "put":
+                    out.append(("put", it[1:], {}))
+                else:
+                    out.append(("put_writes", it[1:] if self.task_path else it[1:4], {}))
+            elif type(it) is PutOp:
+                kw = {"expected_head": it.expected_head} if self.fence else {}
+                out.append(("put", (it.config, it.checkpoint, it.metadata, it.new_versions), kw))
+            else:
+                args = (it.config, it.writes, it.task_id)
+                out.append(("put_writes", (*args, it.task_path) if self.task_path else args, {}))
+        return out
+
+    # --- sync executor ----------------------------------------------------------------
+    def direct(self, op: tuple) -> None:
+        """A `raw` session's write op, called on the saver as it is."""
+        if op[0] == "put":
+            self.saver.put(*op[1:])
+        elif self.task_path:
+            self.saver.put_writes(*op[1:])
+        else:
+            self.saver.put_writes(*op[1:4])
+
+    def commit(self, items: list) -> None:
+        """Commit `items` (one transaction when the saver batches)."""
+        try:
+            for name, args, kw in self.calls(items):
+                getattr(self.saver, name)(*args, **kw)
+        except BaseException as exc:
+            self.failed = exc
+            raise
+
+    def flush(self) -> None:
+        """Commit what is buffered; raise a writer failure seen so far."""
+        items = self.take()
+        if items:
+            self.commit(items)
+        elif self.futures:
+            self.check()
+
+    def get_tuple(self, config: dict) -> Any:
+        self.flush()
+        saved = self.saver.get_tuple(config)
+        if self.foreign is not None:
+            saved = from_foreign(saved, self.foreign)
+        if not self._head_known:
+            lookup = self.head_lookup(config)
+            self.set_head(self.saver.get_tuple(lookup) if lookup is not None else saved)
+        return saved
+
+    def close(self) -> None:
+        """End of the run: commit everything and wait for it; raise the first failure."""
+        if self.closed:
+            return
+        self.closed = True
+        if self._hand_over():
+            return
+        try:
+            self.flush()
+        finally:
+            if self.writer is not None:
+                self.writer.close()
+        self.check()
+
+    # --- async executor ---------------------------------------------------------------
+    async def acommit(self, items: list) -> None:
+        """Async twin of `commit`."""
+        try:
+            for name, args, kw in self.calls(items):
+                await getattr(self.saver, "a" + name)(*args, **kw)
+        except BaseException as exc:
+            self.failed = exc
+            raise
+
+    async def adirect(self, op: tuple) -> None:
+        """Async twin of `direct`."""
+        if op[0] == "put":
+            await self.saver.aput(*op[1:])
+        elif self.task_path:
+            await self.saver.aput_writes(*op[1:])
+        else:
+            await self.saver.aput_writes(*op[1:4])
+
+    def start_commit(self, items: list) -> None:
+        """From a task callback on the event loop: start committing `items` now."""
+        self.inflight.append(asyncio.ensure_future(self.acommit(items)))
+
+    async def await_inflight(self) -> None:
+        """Wait for the commits started from task callbacks; raise the first failure."""
+        tasks, self.inflight = self.inflight, []
+        for res in await asyncio.gather(*tasks, return_exceptions=True):
+            if isinstance(res, BaseException):
+                raise res
+
+    async def aflush(self) -> None:
+        if self.inflight:
+            await self.await_inflight()
+        items = self.take()
+        if items:
+            await self.acommit(items)
+        elif self.futures:
+            self.check()
+
+    async def aget_tuple(self, config: dict) -> Any:
+        await self.aflush()
+        saved = await self.saver.aget_tuple(config)
+        if self.foreign is not None:
+            saved = from_foreign(saved, self.foreign)
+        if not self._head_known:
+            lookup = self.head_lookup(config)
+            self.set_head(await self.saver.aget_tuple(lookup) if lookup is not None else saved)
+        return saved
+
+    async def aclose(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        if self._hand_over():
+            return
+        try:
+            await self.aflush()
+        finally:
+            if self.writer is not None:
+                # the writer's commits may need this event loop (aiosqlite): wait off-loop
+                await asyncio.to_thread(self.writer.close)
+        self.check()
