@@ -67,14 +67,74 @@ def reset_config_var(tokens: tuple[Any, Any]) -> None:
     _CONFIG.reset(token)
 
 
+class LazyConfig:
+    """What the runner puts in the config variable instead of a task config it has not
+    built yet: readers resolve it (building the task's config once)."""
+
+    __slots__ = ("task",)
+
+    def __init__(self, task: Any) -> None:
+        self.task = task
+
+    def resolve(self) -> RunnableConfig:
+        return self.task.config
+
+
+def _filled(method: Any) -> Any:
+    def call(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if self._task is not None:
+            self._fill()
+        return method(self, *args, **kwargs)
+
+    call.__name__ = method.__name__
+    return call
+
+
+class LazyDictConfig(dict):
+    """LangChain's child-config variable value for a task whose config is not built yet:
+    an (empty) dict that fills itself with the task's config on first use."""
+
+    __slots__ = ("_task",)
+
+    def __init__(self, task: Any) -> None:  # no dict.__init__: empty until filled
+        self._task = task
+
+    def _fill(self) -> None:
+        task, self._task = self._task, None
+        dict.update(self, task.config)
+
+    for _name in (
+        "__getitem__", "__contains__", "__iter__", "__len__", "__repr__", "__eq__", "__ne__",
+        "__or__", "__ror__", "__ior__", "__reversed__", "__setitem__", "__delitem__",
+        "__reduce_ex__", "get", "keys", "values", "items", "copy", "setdefault", "pop",
+        "popitem", "update", "clear",
+    ):
+        locals()[_name] = _filled(getattr(dict, _name, None) or getattr(object, _name))
+    del _name
+    __hash__ = None  # type: ignore[assignment]
+
+
+def lc_config_var() -> Any:
+    """LangChain's child-config context variable when langchain-core is loaded, else None."""
+    lc = sys.modules.get(_LC_MODULE)
+    return lc.var_child_runnable_config if lc is not None else None
+
+
+def _current() -> Any:
+    config = _CONFIG.get()
+    if type(config) is LazyConfig:
+        config = config.resolve()
+    return config
+
+
 def current_config() -> RunnableConfig | None:
     """The current task config, or None outside a task."""
-    return _CONFIG.get()
+    return _current()
 
 
 def get_config() -> RunnableConfig:
     """The config of the running node/task; RuntimeError outside one."""
-    if config := _CONFIG.get():
+    if config := _current():
         return config
     raise RuntimeError("Called get_config outside of a runnable context")
 
@@ -250,7 +310,7 @@ def ensure_config(*configs: RunnableConfig | None) -> RunnableConfig:
         CONF: {},
     }
     inherited_tags: set[str] = set()
-    if ambient := _CONFIG.get():
+    if ambient := _current():
         for k, v in ambient.items():
             if _not_empty(v):
                 out[k] = v.copy() if k in _COPIABLE_KEYS and hasattr(v, "copy") else v

@@ -269,8 +269,10 @@ class RunnableCallable:
                     reset_config_var(tokens)
             else:
                 ret = func(*args, **kw)
-        if self.recurse and _is_runnable(ret):
-            return ret.invoke(input, config)
+        if self.recurse:
+            known = _RUNNABLE_TYPES.get(type(ret))
+            if known or (known is None and _is_runnable(ret)):
+                return ret.invoke(input, config)
         return ret
 
     async def ainvoke(
@@ -473,7 +475,10 @@ class RunnableSeq:
         elif "run_name" in config or "run_id" in config:
             config = _child_config(config)
         if _CONFIG.get() is config:
-            value = self._first.invoke(input, config, **kwargs)
+            if kwargs:
+                value = self._first.invoke(input, config, **kwargs)
+            else:
+                value = self._first.invoke(input, config)
         else:
             tokens = set_config_var(config)
             try:

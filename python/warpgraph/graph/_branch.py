@@ -8,9 +8,10 @@ from itertools import zip_longest
 from typing import Any, Literal, NamedTuple, get_args, get_origin, get_type_hints
 
 from warpgraph._internal._constants import CONF, CONFIG_KEY_READ
+from warpgraph._internal._runnable import _RUNNABLE_TYPES, _is_runnable
 from warpgraph.constants import END, START
 from warpgraph.errors import InvalidUpdateError
-from warpgraph.pregel._write import ChannelWrite, ChannelWriteEntry
+from warpgraph.pregel._write import ChannelWrite, ChannelWriteEntry, _send
 
 __all__ = ("BranchSpec", "branch_name", "branch_to")
 
@@ -152,12 +153,14 @@ class BranchSpec(NamedTuple):
 class _BranchWriter:
     """Runs the path on the node's fresh state and writes the chosen destinations."""
 
-    __slots__ = ("_is_channel_writer", "name", "reader", "spec")
+    __slots__ = ("_is_channel_writer", "_routes", "name", "reader", "spec")
 
     def __init__(self, spec: BranchSpec, reader: Callable[[Any], Any] | None) -> None:
         self.spec = spec
         self.reader = reader
         self.name = None
+        # path result (str / bool) -> the writes it routes to, resolved once
+        self._routes: dict[Any, tuple] = {}
 
     def get_name(self, suffix: str | None = None, *, name: str | None = None) -> str:
         name = name or "Branch"
@@ -173,6 +176,22 @@ class _BranchWriter:
         return value
 
     def _finish(self, input: Any, result: Any, config: Any) -> Any:
+        rt = type(result)
+        if rt is str or rt is bool:
+            writes = self._routes.get(result)
+            if writes is None:
+                entries = _entries(self.spec.resolve(result), False)
+                if any(type(e) is not ChannelWriteEntry or e.mapper is not None for e in entries):
+                    if entries:
+                        ChannelWrite.do_write(config, entries)
+                    return input
+                # do_write of these entries sends exactly (channel, value) for each
+                writes = tuple((e.channel, e.value) for e in entries)
+                if len(self._routes) < 1024:
+                    self._routes[result] = writes
+            if writes:
+                _send(config, list(writes))
+            return input
         entries = _entries(self.spec.resolve(result), False)
         if entries:
             ChannelWrite.do_write(config, entries)
@@ -181,6 +200,19 @@ class _BranchWriter:
     def invoke(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
         result = self.spec.path.invoke(self._path_input(input, config), config)
         return self._finish(input, result, config)
+
+    def invoke_unconfigured(self, input: Any, light: Any, task: Any) -> Any:
+        """`invoke` inside a task whose config is not built: `light` carries only the
+        send/read functions (all this writer uses); a plain path function is called as
+        `invoke` would call it (the current config variable resolves to the task's)."""
+        path_input = self._path_input(input, light)
+        path = self.spec.path
+        result = path.func(path_input)
+        if path.recurse:
+            known = _RUNNABLE_TYPES.get(type(result))
+            if known or (known is None and _is_runnable(result)):
+                result = result.invoke(path_input, task.config)
+        return self._finish(input, result, light)
 
     async def ainvoke(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
         result = await self.spec.path.ainvoke(self._path_input(input, config), config)

@@ -21,10 +21,16 @@ __all__ = ("control_branch", "control_static", "root_updates", "state_updates")
 Updates = Sequence[tuple[str, Any]]
 
 
-def _types() -> tuple[type, type]:
-    from warpgraph.types import Command, Send
+_TYPES: tuple[type, type] | None = None
 
-    return Command, Send
+
+def _types() -> tuple[type, type]:
+    global _TYPES
+    if _TYPES is None:
+        from warpgraph.types import Command, Send
+
+        _TYPES = (Command, Send)
+    return _TYPES
 
 
 def _has_command(value: Any, Command: type) -> bool:
@@ -42,7 +48,13 @@ def state_updates(output_keys: Sequence[str]) -> Callable[[Any], Updates | None]
     Command, _ = _types()
     PARENT = Command.PARENT
 
+    issuperset = known.issuperset
+
     def updates(value: Any) -> Updates | None:
+        if type(value) is dict:
+            if issuperset(value):  # every key known: no filtering (no comprehension frame)
+                return list(value.items())
+            return [(k, v) for k, v in value.items() if k in known]
         if value is None:
             return None
         if isinstance(value, dict):
@@ -93,6 +105,8 @@ def root_updates(value: Any) -> Updates | None:
 
 def control_branch(value: Any) -> Updates:
     """Routing writes of a returned Send / Command(goto=...) / list of Commands."""
+    if type(value) is dict or value is None:
+        return ()
     Command, Send = _types()
     if isinstance(value, Send):
         return ((TASKS, value),)

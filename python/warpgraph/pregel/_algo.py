@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import random
+import threading
 import time
 from collections import deque
 from datetime import datetime, timezone
@@ -75,15 +76,13 @@ def now() -> str:
 class LazyCounter:
     """A lazily created atomic counter (itertools.count is atomic under the GIL)."""
 
-    __slots__ = ("_c",)
-
-    def __init__(self) -> None:
-        self._c = None
+    _c: Any = None  # no __init__: creating one is the cheapest object creation there is
 
     def __call__(self) -> int:
-        if self._c is None:
-            self._c = count(0).__next__
-        return self._c()
+        c = self._c
+        if c is None:
+            c = self._c = count(0).__next__
+        return c()
 
 
 def id_prefix() -> str:
@@ -149,7 +148,35 @@ _TK_FIELDS = (
 
 def _compile_builder(cls: type, fields: tuple[str, ...], name: str) -> Any:
     """A positional constructor for a frozen slotted dataclass that sets the slots directly
-    (same object as the generated __init__ would build, without kw parsing/object.__setattr__)."""
+    (same object as the generated __init__ would build, without kw parsing/object.__setattr__).
+
+    Fastest: a plain twin class with the same bases and slots whose __init__ stores the
+    fields, after which the object's class is switched to `cls` (CPython allows this between
+    classes of identical layout; classes with a __weakref__ slot never qualify)."""
+    slots = getattr(cls, "__slots__", None)
+    if slots is not None and set(slots) == set(fields):
+        body = "\n".join(f"    self.{f} = {f}" for f in fields)
+        ns = {}
+        exec(  # noqa: S102 - generated from dataclass field names only
+            f"def __init__(self, {', '.join(fields)}):\n{body}\n", ns
+        )
+        attrs = {"__slots__": tuple(slots), "__init__": ns["__init__"]}
+        if "__orig_bases__" in cls.__dict__:
+            attrs["__orig_bases__"] = cls.__orig_bases__
+        twin = type(f"_{cls.__name__}Twin", cls.__bases__, attrs)
+        try:
+            probe = twin(*([None] * len(fields)))
+            probe.__class__ = cls
+        except TypeError:
+            pass
+        else:
+            ns = {"_twin": twin, "_cls": cls}
+            exec(  # noqa: S102
+                f"def {name}({', '.join(fields)}):\n"
+                f"    o = _twin({', '.join(fields)})\n    o.__class__ = _cls\n    return o\n",
+                ns,
+            )
+            return ns[name]
     ns = {"_new": _new, "_cls": cls}
     lines = [f"def {name}({', '.join(fields)}):", "    o = _new(_cls)"]
     for f in fields:
@@ -173,7 +200,50 @@ _RT_STD = (
 _scratchpad = _compile_builder(PregelScratchpad, _SP_FIELDS, "_scratchpad")
 _exec_info = _compile_builder(ExecutionInfo, _EI_FIELDS, "_exec_info")
 _runtime = _compile_builder(Runtime, _RT_FIELDS, "_runtime")
-_task = _compile_builder(PregelExecutableTask, _TK_FIELDS, "_task")
+
+
+def _task_class() -> type:
+    """PregelExecutableTask built by plain slot stores: a subclass (same fields, slots,
+    repr, equality among tasks) that is frozen for everyone but its own __init__."""
+    body = "\n".join(f"    _set(self, {f!r}, {f})" for f in _TK_FIELDS)
+    ns: dict = {"_set": object.__setattr__}
+    exec(  # noqa: S102 - generated from dataclass field names only
+        f"def __init__(self, {', '.join(_TK_FIELDS)}):\n{body}\n", ns
+    )
+    init = ns["__init__"]
+    fast_body = "\n".join(f"    self.{f} = {f}" for f in _TK_FIELDS)
+    ns = {}
+    exec(f"def __init__(self, {', '.join(_TK_FIELDS)}):\n{fast_body}\n", ns)  # noqa: S102
+
+    class _Unfrozen(PregelExecutableTask):
+        __slots__ = ()
+        __setattr__ = object.__setattr__
+        __delattr__ = object.__delattr__
+        __init__ = ns["__init__"]
+
+    # the class instances get: stores go straight to the slots while building (via
+    # _Unfrozen's __init__), then the object is the frozen subclass below
+    class Task(PregelExecutableTask):
+        __slots__ = ()
+        __init__ = init
+
+    Task.__name__ = Task.__qualname__ = PregelExecutableTask.__name__
+    Task.__module__ = PregelExecutableTask.__module__
+    _Unfrozen.__name__ = _Unfrozen.__qualname__ = PregelExecutableTask.__name__
+    _Unfrozen.__module__ = PregelExecutableTask.__module__
+    return _Unfrozen, Task
+
+
+_TaskUnfrozen, _TaskFrozen = _task_class()
+
+
+_ns: dict = {"_U": _TaskUnfrozen, "_F": _TaskFrozen}
+exec(  # noqa: S102 - generated from dataclass field names only
+    f"def _task({', '.join(_TK_FIELDS)}):\n"
+    f"    o = _U({', '.join(_TK_FIELDS)})\n    o.__class__ = _F\n    return o\n",
+    _ns,
+)
+_task = _ns["_task"]
 
 
 def _local_read(engine: Any, writes: deque, select: Any, fresh: bool = False) -> Any:
@@ -184,20 +254,29 @@ def _local_read(engine: Any, writes: deque, select: Any, fresh: bool = False) ->
 
 def step_conf(loop: Any) -> dict:
     """The configurable keys shared by every task of this step (built once per step)."""
+    return _step_conf(loop, loop.conf, loop.checkpoint_id)
+
+
+def _step_conf(loop: Any, conf: dict, cid: str) -> dict:
     sc = loop._step_cache
-    if sc is not None and sc[0] == loop.checkpoint_id and sc[1] is loop.conf:
-        return sc[2]
-    conf = loop.conf
-    d = {
-        **conf,
-        CONFIG_KEY_CHECKPOINTER: loop.saver or conf.get(CONFIG_KEY_CHECKPOINTER),
-        CONFIG_KEY_CHECKPOINT_MAP: {
-            **conf.get(CONFIG_KEY_CHECKPOINT_MAP, {}),
-            loop.parent_ns: loop.checkpoint_id,
-        },
-        CONFIG_KEY_CHECKPOINT_ID: None,
-    }
-    loop._step_cache = (loop.checkpoint_id, conf, d)
+    if sc is not None and sc[1] is conf:
+        if sc[0] == cid:
+            return sc[2]
+        template, cmap = sc[3], sc[4]
+    else:
+        # the parts that only change with loop.conf (same key order as the spread below)
+        template = {
+            **conf,
+            CONFIG_KEY_CHECKPOINTER: loop.saver or conf.get(CONFIG_KEY_CHECKPOINTER),
+            CONFIG_KEY_CHECKPOINT_MAP: None,
+            CONFIG_KEY_CHECKPOINT_ID: None,
+        }
+        cmap = {**conf.get(CONFIG_KEY_CHECKPOINT_MAP, {}), loop.parent_ns: None}
+    d = template.copy()
+    m = cmap.copy()
+    m[loop.parent_ns] = cid
+    d[CONFIG_KEY_CHECKPOINT_MAP] = m
+    loop._step_cache = (cid, conf, d, template, cmap)
     return d
 
 
@@ -224,24 +303,132 @@ def runtime_for(loop: Any, task_ns: str, task_id: str) -> Any:
     return dataclasses.replace(base, previous=loop._previous, execution_info=info)
 
 
+class _StepCtx:
+    """What every task config of one step shares (see `_task_config`)."""
+
+    __slots__ = (
+        "_md",
+        "_sconf",
+        "base",
+        "base_tags",
+        "cid",
+        "conf",
+        "engine",
+        "graph",
+        "loop",
+        "previous",
+        "rt_base",
+        "run_id",
+        "step",
+        "stop",
+        "thread_id",
+    )
+
+    def shared(self) -> tuple[dict, dict]:
+        """(configurable keys, metadata) common to the step's tasks, built on first use
+        from the loop's conf and checkpoint id as they were when the step was prepared."""
+        sconf = self._sconf
+        if sconf is None:
+            sconf = self._sconf = _step_conf(self.loop, self.conf, self.cid)
+            self._md = {**self.base["metadata"], "langgraph_step": self.step}
+        return sconf, self._md
+
+
+def _task_config(
+    ctx: _StepCtx,
+    name: str,
+    task_id: str,
+    path: tuple,
+    triggers: tuple,
+    task_ns: str,
+    metadata: Any,
+    tags: Any,
+    push: bool,
+    writes: deque,
+    pad: Any = None,
+    rt: Any = None,
+) -> dict:
+    """A task's config as LangGraph builds it (pad None: a fresh simple scratchpad; rt
+    None: the run's plain Runtime with this task's execution info)."""
+    if pad is None:
+        pad = _scratchpad(
+            ctx.step, ctx.stop, LazyCounter(), LazyCounter(), _no_null_resume, [], LazyCounter()
+        )
+    if rt is None:
+        rb = ctx.rt_base
+        rt = _runtime(
+            rb.context,
+            rb.store,
+            rb.stream_writer,
+            rb.heartbeat,
+            ctx.previous,
+            _exec_info(ctx.cid, task_ns, task_id, ctx.thread_id, ctx.run_id, 1, time.time()),
+            rb.server_info,
+            rb.control,
+        )
+    engine = ctx.engine
+    sconf, base_md = ctx.shared()
+    md = {
+        **base_md,
+        "langgraph_node": name,
+        "langgraph_triggers": triggers,
+        "langgraph_path": path,
+        "langgraph_checkpoint_ns": task_ns,
+    }
+    if metadata:
+        md.update(metadata)
+    conf = sconf.copy()
+    conf[CONFIG_KEY_TASK_ID] = task_id
+    conf[CONFIG_KEY_SEND] = writes.extend
+    conf[CONFIG_KEY_READ] = partial(_local_read, engine, writes)
+    conf[CONFIG_KEY_READ_STATE] = (
+        partial(_read_state, engine, ctx.graph.nodes[name].channels) if push else None
+    )
+    conf[CONFIG_KEY_CHECKPOINT_NS] = task_ns
+    conf[CONFIG_KEY_SCRATCHPAD] = pad
+    conf[CONFIG_KEY_RUNTIME] = rt
+    cfg = ctx.base.copy()
+    cfg["metadata"] = md
+    cfg[CONF] = conf
+    if tags:
+        base_tags = ctx.base_tags
+        cfg["tags"] = base_tags + tags if base_tags else tags
+    return cfg
+
+
 def make_tasks(loop: Any, raw: list) -> dict:
     """PregelExecutableTasks (LangGraph's per-task config, scratchpad, runtime) for the
-    engine's prepared tasks `(id, name, path, triggers, input)`, keyed by id in order."""
+    engine's prepared tasks `(id, name, path, triggers, input)`, keyed by id in order.
+
+    A task whose node only runs a plain function and warpgraph's own writers gets its
+    config built on first use (see `LazyTask`); nothing observable differs."""
     out: dict = {}
     if not raw:
         return out
     nodes = loop._nodes
-    engine = loop.engine
     pns = loop.parent_ns
-    step = loop.step
     base = loop._task_base
-    base_tags = base.get("tags")
-    base_md = {**base["metadata"], "langgraph_step": step}
-    sconf = step_conf(loop)
+    lconf = loop.conf
+    ctx = _StepCtx()
+    ctx.base = base
+    ctx.base_tags = base.get("tags")
+    ctx._sconf = None
+    ctx.loop = loop
+    ctx.conf = lconf
+    ctx.engine = loop.engine
+    ctx.graph = loop.graph
+    ctx.step = loop.step
+    ctx.stop = loop.stop
+    ctx.cid = loop.checkpoint_id
+    ctx.thread_id = loop._thread_id
+    ctx.run_id = loop._run_id
+    ctx.previous = loop._previous
     default_retry = loop.graph.retry_policy
-    simple_pad = not loop.pending_writes and loop.conf.get(CONFIG_KEY_SCRATCHPAD) is None
-    rt_base = loop.conf.get(CONFIG_KEY_RUNTIME)
+    simple_pad = not loop.pending_writes and lconf.get(CONFIG_KEY_SCRATCHPAD) is None
+    rt_base = ctx.rt_base = lconf.get(CONFIG_KEY_RUNTIME)
     rt_fast = type(rt_base) is Runtime and _RT_FIELDS == _RT_STD
+    lazy = rt_fast and simple_pad and "run_name" not in base
+    plans = lazy_plans(loop.graph) if lazy else None
     for task_id, name, path, triggers, val in raw:
         node, mapper, metadata, tags, retry, writers, subgraphs, timeout, managed = nodes[name]
         if node is None:
@@ -250,67 +437,61 @@ def make_tasks(loop: Any, raw: list) -> dict:
         if mapper is not None and not push:
             val = mapper(val)
         task_ns = f"{pns}{NS_SEP}{name}{NS_END}{task_id}" if pns else f"{name}{NS_END}{task_id}"
-        if simple_pad:
-            pad = _scratchpad(
-                step, loop.stop, LazyCounter(), LazyCounter(), _no_null_resume, [], LazyCounter()
+        writes: deque = deque()
+        if lazy and not push and not managed and plans.get(name) is not None:
+            t = _LazyUnfrozen(
+                name,
+                val,
+                node,
+                writes,
+                (
+                    ctx,
+                    name,
+                    task_id,
+                    path,
+                    triggers,
+                    task_ns,
+                    metadata,
+                    tags,
+                    False,
+                    writes,
+                    plans[name],
+                ),
+                triggers,
+                retry or default_retry,
+                None,
+                task_id,
+                path,
+                writers,
+                subgraphs,
+                timeout,
             )
-        else:
-            pad = scratchpad_for(loop, task_id, task_ns)
+            t.__class__ = LazyTask
+            out[task_id] = t
+            continue
+        pad = None if simple_pad else scratchpad_for(loop, task_id, task_ns)
         if managed and not push:
+            if pad is None:
+                pad = _scratch(ctx.step, ctx.stop, _no_null_resume, [])
             val = {
                 k: (m(pad) if m is not None else val[k])
                 for k, m in managed
                 if m is not None or k in val
             }
-        if rt_fast:
-            rt = _runtime(
-                rt_base.context,
-                rt_base.store,
-                rt_base.stream_writer,
-                rt_base.heartbeat,
-                loop._previous,
-                _exec_info(
-                    loop.checkpoint_id,
-                    task_ns,
-                    task_id,
-                    loop._thread_id,
-                    loop._run_id,
-                    1,
-                    time.time(),
-                ),
-                rt_base.server_info,
-                rt_base.control,
-            )
-        else:
-            rt = runtime_for(loop, task_ns, task_id)
-        writes: deque = deque()
-        md = {
-            **base_md,
-            "langgraph_node": name,
-            "langgraph_triggers": triggers,
-            "langgraph_path": path,
-            "langgraph_checkpoint_ns": task_ns,
-        }
-        if metadata:
-            md.update(metadata)
-        cfg = {
-            **base,
-            "metadata": md,
-            CONF: {
-                **sconf,
-                CONFIG_KEY_TASK_ID: task_id,
-                CONFIG_KEY_SEND: writes.extend,
-                CONFIG_KEY_READ: partial(_local_read, engine, writes),
-                CONFIG_KEY_READ_STATE: partial(_read_state, engine, loop.graph.nodes[name].channels)
-                if push
-                else None,
-                CONFIG_KEY_CHECKPOINT_NS: task_ns,
-                CONFIG_KEY_SCRATCHPAD: pad,
-                CONFIG_KEY_RUNTIME: rt,
-            },
-        }
-        if tags:
-            cfg["tags"] = base_tags + tags if base_tags else tags
+        cfg = _task_config(
+            ctx,
+            name,
+            task_id,
+            path,
+            triggers,
+            task_ns,
+            metadata,
+            tags,
+            push,
+            writes,
+            pad,
+            None if rt_fast else runtime_for(loop, task_ns, task_id),
+        )
         out[task_id] = _task(
             name,
             val,
@@ -327,6 +508,92 @@ def make_tasks(loop: Any, raw: list) -> dict:
             timeout,
         )
     return out
+
+
+# ------------------------------------------------------------------ lazily configured tasks
+
+_BUILD_LOCK = threading.RLock()
+_raw_config = PregelExecutableTask.config.__get__  # type: ignore[attr-defined]
+_set_config = PregelExecutableTask.config.__set__  # type: ignore[attr-defined]
+
+
+class LazyTask(PregelExecutableTask):
+    """A PregelExecutableTask whose `config` is built on first access (from the arguments
+    make_tasks stored in its place). Everything else is the frozen dataclass."""
+
+    __slots__ = ()
+
+    @property
+    def config(self) -> dict:  # type: ignore[override]
+        raw = _raw_config(self)
+        if type(raw) is tuple:
+            with _BUILD_LOCK:  # built once even if two threads ask at the same time
+                raw = _raw_config(self)
+                if type(raw) is tuple:
+                    raw = _task_config(*raw[:10])
+                    _set_config(self, raw)
+        return raw
+
+    def config_tags(self) -> Any:
+        """The config's tags without building it."""
+        raw = _raw_config(self)
+        if type(raw) is tuple:
+            tags, base_tags = raw[7], raw[0].base_tags
+            return (base_tags + tags if base_tags else tags) if tags else base_tags
+        return raw.get("tags")
+
+
+LazyTask.__name__ = LazyTask.__qualname__ = PregelExecutableTask.__name__
+LazyTask.__module__ = PregelExecutableTask.__module__
+
+
+class _LazyUnfrozen(PregelExecutableTask):
+    __slots__ = ()
+    __setattr__ = object.__setattr__
+    __delattr__ = object.__delattr__
+    __init__ = _TaskUnfrozen.__init__
+
+
+def is_lazy_unbuilt(task: Any) -> bool:
+    """A LazyTask whose config was not built yet."""
+    return type(task) is LazyTask and type(_raw_config(task)) is tuple
+
+
+def lazy_plans(graph: Any) -> dict:
+    """Per node: how to run it without its config (see `node_plan`), or None."""
+    plans = graph.__dict__.get("_lazy_plans_cache")
+    if plans is None:
+        plans = graph.__dict__["_lazy_plans_cache"] = {
+            n: node_plan(info[0]) for n, info in graph._node_info.items()
+        }
+    return plans
+
+
+def node_plan(proc: Any) -> tuple | None:
+    """`(func, recurse, steps)` when `proc` is a RunnableSeq of a plain RunnableCallable
+    followed by ChannelWrites / conditional-edge writers whose path is a plain
+    RunnableCallable (or a lone ChannelWrite: func None): nothing in it reads the task
+    config except through get_config()."""
+    from warpgraph._internal._runnable import RunnableCallable, RunnableSeq
+    from warpgraph.graph._branch import _BranchWriter
+    from warpgraph.pregel._write import ChannelWrite
+
+    def plain(r: Any) -> bool:
+        return type(r) is RunnableCallable and r._plain and r.func is not None
+
+    if type(proc) is ChannelWrite:  # a writer alone (e.g. __start__): writes its input
+        return (None, False, ((0, proc),))
+    if type(proc) is not RunnableSeq or not plain(proc._first):
+        return None
+    steps = []
+    for w in proc._rest:
+        if type(w) is ChannelWrite:
+            steps.append((0, w))
+        elif type(w) is _BranchWriter and plain(w.spec.path):
+            steps.append((1, w))
+        else:
+            return None
+    return (proc._first.func, proc._first.recurse, tuple(steps))
 
 
 def scratchpad_for(loop: Any, task_id: str, task_ns: str) -> PregelScratchpad:
@@ -390,7 +657,7 @@ def _read_state(engine: Any, reads: Any) -> Any:
 
 
 def is_hidden_task(task: Any) -> bool:
-    tags = task.config.get("tags")
+    tags = task.config_tags() if type(task) is LazyTask else task.config.get("tags")
     return bool(tags) and TAG_HIDDEN in tags
 
 

@@ -131,6 +131,8 @@ def discard(_: Any) -> None:
 
 def latest_output(loop: Any) -> Any:
     latest = loop.latest_values
+    if type(latest).__name__ == "_Latest":
+        latest = loop.read_values()
     if latest is MISSING:
         latest = None
     if loop.captured:

@@ -139,6 +139,11 @@ class PregelLoop:
         self._want_tasks = self._wants("tasks")
         self._want_values = "values" in self.modes
         self._values_keys = output_keys if isinstance(output_keys, str) else list(output_keys)
+        # invoke without a values stream: the latest values chunk is read only at the end,
+        # when no later change of an output channel can go without a chunk (see _lazy_ok)
+        self._lazy_values = (
+            self._track_values and not self._want_values and _lazy_ok(graph, self._values_keys)
+        )
         self._want_ckpt = checkpointer is not None and self._wants("checkpoints")
         sp = conf.get(CONFIG_KEY_SCRATCHPAD)
         if isinstance(sp, PregelScratchpad) and (cnt := sp.subgraph_counter()):
@@ -188,6 +193,10 @@ class PregelLoop:
         self._untracked = graph._untracked_channels
         self._spec = graph._graph_spec
         self._step_cache: Any = None
+        self._writes_config: Any = None
+        # warpgraph's InMemorySaver neither keeps nor mutates the configs and checkpoints
+        # it is given, so they can be shared instead of copied
+        self._own_saver = checkpointer is not None and _is_memory_saver(checkpointer)
         # LangGraph's loop.updated_channels as stored in checkpoints: None until the input
         # or a step is applied (a fork checkpoint saved on resume stores None)
         self._cp_updated: list[str] | None = None
@@ -231,11 +240,18 @@ class PregelLoop:
                     break
             else:
                 return
-        keys = self._values_keys
-        vals = self.engine.read(keys) if type(keys) is list else read_channels(self.engine, keys)
+        if self._lazy_values:
+            self.latest_values = LATEST
+            return
+        vals = self.read_values()
         if self._want_values:
             self._emit("values", vals)
         self.latest_values = vals
+
+    def read_values(self) -> Any:
+        """The output channels' current values, as a values chunk carries them."""
+        keys = self._values_keys
+        return self.engine.read(keys) if type(keys) is list else read_channels(self.engine, keys)
 
     # ------------------------------------------------------------------ the step machine
     def run(self) -> Generator[tuple, Any, None]:
@@ -244,7 +260,12 @@ class PregelLoop:
             yield from self._enter()
             saver = self.saver
             while self._tick():
-                runnable = [t for t in self.tasks.values() if not t.writes]
+                runnable = list(self.tasks.values())
+                if len(runnable) == 1:
+                    if runnable[0].writes:
+                        runnable = []
+                else:
+                    runnable = [t for t in runnable if not t.writes]
                 if runnable:
                     try:
                         yield (RUN, runnable)
@@ -532,17 +553,24 @@ class PregelLoop:
                 if c not in self._untracked
             ]
         self._pending_ids.add(task_id)
-        pw.extend([(task_id, c, v) for c, v in writes])
+        for c, v in writes:
+            pw.append((task_id, c, v))
         if self.durability != "exit" and self.saver is not None:
             cc = self.checkpoint_config
-            config = {
-                **cc,
-                CONF: {
-                    **cc[CONF],
-                    CONFIG_KEY_CHECKPOINT_NS: self.parent_ns,
-                    CONFIG_KEY_CHECKPOINT_ID: self.checkpoint_id,
-                },
-            }
+            wc = self._writes_config
+            if wc is not None and wc[0] is cc and wc[1] == self.checkpoint_id:
+                config = wc[2]  # shared by the step's put_writes (the saver keeps no config)
+            else:
+                config = {
+                    **cc,
+                    CONF: {
+                        **cc[CONF],
+                        CONFIG_KEY_CHECKPOINT_NS: self.parent_ns,
+                        CONFIG_KEY_CHECKPOINT_ID: self.checkpoint_id,
+                    },
+                }
+                if self._own_saver:
+                    self._writes_config = (cc, self.checkpoint_id, config)
             task = self.tasks.get(task_id)
             self._io.append(
                 (
@@ -553,7 +581,8 @@ class PregelLoop:
                     _engine.task_path_str(task.path) if task is not None else "",
                 )
             )
-        if self.stream is not None or self.captured is not None:
+        # without a stream only interrupts produce output (captured for invoke)
+        if self.stream is not None or (self.captured is not None and writes[0][0] == INTERRUPT):
             task = self.tasks.get(task_id)
             if task is not None:
                 self._output_writes(task, writes)
@@ -589,15 +618,21 @@ class PregelLoop:
     def _apply_step(self) -> list:
         """LangGraph's after_tick up to the checkpoint: apply the step's writes, emit values."""
         tasks = list(self.tasks.values())
-        updated = self._cp_updated = self.engine.apply_writes(
-            [(t.name, t.path, t.triggers, t.writes) for t in tasks], self.next_version
-        )
+        if len(tasks) == 1:
+            t = tasks[0]
+            step_writes = [(t.name, t.path, t.triggers, t.writes)]
+        else:
+            step_writes = [(t.name, t.path, t.triggers, t.writes) for t in tasks]
+        updated = self._cp_updated = self.engine.apply_writes(step_writes, self.next_version)
         if (
             updated
             and (self._want_values or self._track_values)
             and not self._out_set.isdisjoint(updated)
         ):
-            self._emit_values([w for t in tasks for w in t.writes])
+            if len(tasks) == 1:
+                self._emit_values(tasks[0].writes)
+            else:
+                self._emit_values([w for t in tasks for w in t.writes])
         if self.pending_writes:
             self.pending_writes = []
             self._pending_ids = set()
@@ -646,9 +681,17 @@ class PregelLoop:
                 ]
             cc = self.checkpoint_config
             self.prev_checkpoint_config = cc if cc[CONF].get(CONFIG_KEY_CHECKPOINT_ID) else None
-            cc = {**cc, CONF: {**cc[CONF], CONFIG_KEY_CHECKPOINT_NS: self.parent_ns}}
+            cconf = cc[CONF]
+            if not (
+                self._own_saver
+                and CONFIG_KEY_CHECKPOINT_NS in cconf
+                and cconf[CONFIG_KEY_CHECKPOINT_NS] == self.parent_ns
+            ):  # (the in-memory saver keeps no config: an equal one may be shared)
+                cc = {**cc, CONF: {**cconf, CONFIG_KEY_CHECKPOINT_NS: self.parent_ns}}
             new_versions = self.engine.new_versions(self.checkpoint_previous_versions)
-            self.checkpoint_previous_versions = dict(cp["channel_versions"])
+            self.checkpoint_previous_versions = (
+                cp["channel_versions"] if self._own_saver else dict(cp["channel_versions"])
+            )
             yield ("put", cc, cp, self.checkpoint_metadata, new_versions)
             self.checkpoint_config = {
                 **cc,
@@ -708,6 +751,46 @@ class PregelLoop:
         if exc is None:
             self.output = read_channels(self.engine, self.output_keys)
         return False
+
+
+class _Latest:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "LATEST"
+
+
+LATEST: Any = _Latest()
+"""`latest_values` marker: the output channels' values now (read by `latest_output`)."""
+_LAZY_TYPES: Any = None
+
+
+def _lazy_ok(graph: Any, keys: Any) -> bool:
+    """Every output channel changes only through writes that also produce a values chunk
+    (LastValue / BinaryOperatorAggregate: no clearing on a new step, consume or finish)."""
+    global _LAZY_TYPES
+    if _LAZY_TYPES is None:
+        from warpgraph.channels import BinaryOperatorAggregate, LastValue
+
+        _LAZY_TYPES = (LastValue, BinaryOperatorAggregate)
+    chans = graph.channels
+    cache = graph.__dict__.setdefault("_lazy_values_cache", {})
+    key = keys if isinstance(keys, str) else tuple(keys)
+    ok = cache.get(key)
+    if ok is None:
+        ok = cache[key] = all(
+            type(chans.get(k)) in _LAZY_TYPES for k in ((keys,) if isinstance(keys, str) else keys)
+        )
+    return ok
+
+
+def _is_memory_saver(saver: Any) -> bool:
+    nv = _saver_next_version()
+    return (
+        bool(nv)
+        and type(saver).__module__ == "warpgraph.checkpoint.memory"
+        and (type(saver).__name__ in ("InMemorySaver", "MemorySaver"))
+    )
 
 
 _SAVER_NV: Any = None

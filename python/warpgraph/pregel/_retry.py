@@ -13,6 +13,7 @@ import logging
 import random
 import time
 from collections.abc import Sequence
+from functools import partial
 from typing import Any
 
 from warpgraph._internal._constants import (
@@ -20,16 +21,27 @@ from warpgraph._internal._constants import (
     CONFIG_KEY_CHECKPOINT_ID,
     CONFIG_KEY_CHECKPOINT_MAP,
     CONFIG_KEY_CHECKPOINT_NS,
+    CONFIG_KEY_READ,
     CONFIG_KEY_RESUMING,
     CONFIG_KEY_RUNTIME,
     CONFIG_KEY_SCRATCHPAD,
+    CONFIG_KEY_SEND,
     CONFIG_KEY_TASK_ID,
     CONFIG_KEY_THREAD_ID,
     NS_SEP,
 )
-from warpgraph._internal._runnable import _ainvoke
-from warpgraph.config import recast_checkpoint_ns, reset_config_var, set_config_var
+from warpgraph._internal._runnable import _RUNNABLE_TYPES, _ainvoke, _is_runnable
+from warpgraph.config import (
+    _CONFIG,
+    LazyConfig,
+    LazyDictConfig,
+    lc_config_var,
+    recast_checkpoint_ns,
+    reset_config_var,
+    set_config_var,
+)
 from warpgraph.errors import GraphBubbleUp, NodeCancelledError, ParentCommand
+from warpgraph.pregel._algo import LazyTask, _local_read, _raw_config
 from warpgraph.runtime import ExecutionInfo, Runtime
 
 __all__ = ("arun_with_retry", "run_with_retry")
@@ -83,6 +95,19 @@ def _with_attempt(config: dict[str, Any], attempt: int, first_time: float | None
     else:
         runtime = dataclasses.replace(runtime, execution_info=info)
     return {**config, CONF: {**conf, CONFIG_KEY_RUNTIME: runtime}}
+
+
+def _first_attempt_ready(config: dict[str, Any]) -> bool:
+    """The config already is the first attempt's (the loop filled the runtime's execution
+    info with attempt 1 and its start time), or holds no Runtime to patch."""
+    conf = config.get(CONF)
+    runtime = conf.get(CONFIG_KEY_RUNTIME) if conf else None
+    if type(runtime) is not Runtime:
+        return not isinstance(runtime, Runtime)
+    info = runtime.execution_info
+    return (
+        info is not None and info.node_attempt == 1 and info.node_first_attempt_time is not None
+    )
 
 
 def _fallback_info(task: Any, config: dict[str, Any], conf: dict[str, Any]) -> ExecutionInfo:
@@ -217,15 +242,20 @@ def run_with_retry(
 ) -> None:
     """Run `task.proc.invoke(task.input, config)` with the task's (or the given) retry
     policies; the task's writes are reset before each attempt. Raises the final error."""
-    policies = _policies(task, retry_policy)
+    policies = task.retry_policy or retry_policy
     if getattr(task, "timeout", None) is not None:
         raise _sync_timeout_error(task.name)
-    config = _initial_config(task, configurable)
-    first_time: float | None = time.time()
+    if type(task) is LazyTask and configurable is None and not policies:
+        raw = _raw_config(task)
+        if type(raw) is tuple:
+            return _run_unconfigured(task, raw)
+    config = task.config
+    if configurable is not None or not _first_attempt_ready(config):
+        config = _with_attempt(_initial_config(task, configurable), 1, time.time())
     failures = 0
     while True:
-        config = _with_attempt(config, failures + 1, first_time)
-        first_time = None
+        if failures:
+            config = _with_attempt(config, failures + 1, None)
         tokens = set_config_var(config)
         try:
             task.writes.clear()
@@ -251,6 +281,55 @@ def run_with_retry(
             config = _retry_config(config)
         finally:
             reset_config_var(tokens)
+
+
+def _run_unconfigured(task: Any, raw: tuple) -> None:
+    """`run_with_retry` without retry policies for a LazyTask whose config is not built:
+    its plan (see `_algo.node_plan`) runs the node function and writers exactly as
+    `task.proc.invoke` would; the config is built only if something asks for it."""
+    writes = raw[9]
+    func, recurse, steps = raw[10]
+    token = _CONFIG.set(LazyConfig(task))
+    lc_var = lc_config_var()
+    lc_token = lc_var.set(LazyDictConfig(task)) if lc_var is not None else None
+    try:
+        writes.clear()
+        value = func(task.input) if func is not None else task.input
+        if recurse:
+            known = _RUNNABLE_TYPES.get(type(value))
+            if known or (known is None and _is_runnable(value)):
+                value = value.invoke(task.input, task.config)
+        light = None
+        for kind, writer in steps:
+            if kind == 0:
+                writes.extend(writer._tuples(value))
+            else:
+                if light is None:
+                    light = {
+                        CONF: {
+                            CONFIG_KEY_SEND: writes.extend,
+                            CONFIG_KEY_READ: partial(_local_read, raw[0].engine, writes),
+                        }
+                    }
+                writer.invoke_unconfigured(value, light, task)
+    except ParentCommand as exc:
+        config = task.config
+        if _command_target(task, exc, config):
+            for writer in task.writers:
+                writer.invoke(exc.args[0], config)
+            return
+        raise
+    except GraphBubbleUp:
+        raise
+    except asyncio.CancelledError as exc:
+        raise NodeCancelledError(task.name) from exc
+    except Exception as exc:
+        _retry_delay(task, exc, None, 1)  # adds the task note; no policy: give up
+        raise
+    finally:
+        if lc_token is not None:
+            lc_var.reset(lc_token)
+        _CONFIG.reset(token)
 
 
 def _user_raised_cancel() -> bool:

@@ -207,7 +207,10 @@ class PregelRunner:
         """Run `tasks` (those without writes) to completion; see the module docstring.
         `timeout`: seconds for the whole step; TimeoutError when exceeded (running tasks
         are waited for, tasks not started are reported cancelled)."""
-        todo = self._todo(tasks)
+        if type(tasks) is list and len(tasks) == 1:
+            todo = tasks if not tasks[0].writes else None
+        else:
+            todo = self._todo(tasks)
         if not todo:
             return
         policy = retry_policy if retry_policy is not None else self.retry_policy

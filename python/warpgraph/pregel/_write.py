@@ -88,6 +88,119 @@ def _assemble(writes: Sequence[Any], input: Any) -> list[tuple[str, Any]]:
     return out
 
 
+_CONTROL_BRANCH: Any = None
+
+
+def _control_branch() -> Any:
+    global _CONTROL_BRANCH
+    if _CONTROL_BRANCH is None:
+        try:
+            from warpgraph.graph._updates import control_branch
+        except ImportError:  # pragma: no cover - graph package unavailable
+            control_branch = False
+        _CONTROL_BRANCH = control_branch
+    return _CONTROL_BRANCH
+
+
+# plan step kinds
+_FIXED, _MAP, _MAP_CTRL, _ENTRY = 0, 1, 2, 3
+
+
+def _plan(writes: Sequence[Any]) -> tuple | None:
+    """`writes` as `(kind, a, b)` steps for `_run_plan` (None: use `_assemble`): runs of
+    constant entries become one precomputed tuple of writes."""
+    Send = _send_type()
+    ctrl = _control_branch()
+    plan: list[tuple[int, Any, Any]] = []
+    fixed: list[tuple[str, Any]] = []
+
+    def flush() -> None:
+        if fixed:
+            plan.append((_FIXED, tuple(fixed), None))
+            fixed.clear()
+
+    for w in writes:
+        if isinstance(w, ChannelWriteTupleEntry):
+            flush()
+            kind = _MAP_CTRL if w.mapper is ctrl and w.value is PASSTHROUGH else _MAP
+            plan.append((kind, w.mapper, w.value))
+        elif isinstance(w, ChannelWriteEntry):
+            value = w.value
+            if value is not PASSTHROUGH and w.mapper is None and value is not SKIP_WRITE:
+                if not (w.skip_none and value is None):
+                    fixed.append((w.channel, value))
+                continue
+            flush()
+            plan.append((_ENTRY, w, None))
+        elif isinstance(w, Send):
+            fixed.append((TASKS, w))
+        else:
+            return None
+    flush()
+    return tuple(plan)
+
+
+def _compile_plan(plan: tuple) -> Callable[[Any], list[tuple[str, Any]]]:
+    """`_run_plan(plan, input)` as one generated function (no per-step dispatch)."""
+    ns: dict[str, Any] = {"PASSTHROUGH": PASSTHROUGH, "SKIP_WRITE": SKIP_WRITE, "dict": dict}
+    lines = ["def run(input):", "    out = []"]
+    for i, (kind, a, b) in enumerate(plan):
+        if kind == _FIXED:
+            ns[f"f{i}"] = list(a)
+            lines.append(f"    out += f{i}")
+        elif kind == _MAP_CTRL:
+            ns[f"m{i}"] = a
+            lines += [
+                "    if type(input) is not dict and input is not None:",
+                f"        t = m{i}(input)",
+                "        if t:",
+                "            out += t",
+            ]
+        elif kind == _MAP:
+            ns[f"m{i}"] = a
+            arg = "input" if b is PASSTHROUGH else f"v{i}"
+            ns[f"v{i}"] = b
+            lines += [f"    t = m{i}({arg})", "    if t:", "        out += t"]
+        else:
+            ns[f"e{i}"] = a
+            lines += [
+                f"    w = e{i}",
+                "    value = input if w.value is PASSTHROUGH else w.value",
+                "    if w.mapper is not None:",
+                "        value = w.mapper(value)",
+                "    if not (value is SKIP_WRITE or (w.skip_none and value is None)):",
+                "        out.append((w.channel, value))",
+            ]
+    lines.append("    return out")
+    exec("\n".join(lines), ns)  # noqa: S102 - generated from the writer's own entries
+    return ns["run"]
+
+
+def _run_plan(plan: tuple, input: Any) -> list[tuple[str, Any]]:
+    out: list[tuple[str, Any]] = []
+    for kind, a, b in plan:
+        if kind == _FIXED:
+            out += a
+        elif kind == _MAP_CTRL:
+            # control_branch only routes Send / Command / sequences of them
+            if type(input) is not dict and input is not None:
+                tuples = a(input)
+                if tuples:
+                    out += tuples
+        elif kind == _MAP:
+            tuples = a(input if b is PASSTHROUGH else b)
+            if tuples:
+                out += tuples
+        else:
+            value = input if a.value is PASSTHROUGH else a.value
+            if a.mapper is not None:
+                value = a.mapper(value)
+            if value is SKIP_WRITE or (a.skip_none and value is None):
+                continue
+            out.append((a.channel, value))
+    return out
+
+
 def _validate(writes: Sequence[Any], allow_passthrough: bool) -> None:
     for w in writes:
         if isinstance(w, ChannelWriteEntry) and w.channel == TASKS:
@@ -113,12 +226,15 @@ def _send(config: Any, tuples: list[tuple[str, Any]]) -> None:
 class ChannelWrite:
     """Writer runnable: sends its entries' writes, returns its input unchanged."""
 
-    __slots__ = ("_is_channel_writer", "name", "tags", "writes")
+    __slots__ = ("_is_channel_writer", "_plan", "_plan_len", "_plan_of", "name", "tags", "writes")
 
     def __init__(self, writes: Sequence[Any], *, tags: Sequence[str] | None = None) -> None:
         writes = list(writes)
         _validate(writes, allow_passthrough=True)
         self.writes = writes
+        self._plan_of: Any = None
+        self._plan: tuple | None = None
+        self._plan_len = -1
         self.tags = list(tags) if tags else None
         self.name = None
         self._is_channel_writer = None
@@ -142,13 +258,31 @@ class ChannelWrite:
     def __repr__(self) -> str:
         return f"{self.get_name()}(writes={self.writes!r})"
 
+    def _tuples(self, input: Any) -> list[tuple[str, Any]]:
+        writes = self.writes
+        if self._plan_of is not writes:  # planned once (again if `writes` was replaced)
+            plan = _plan(writes)
+            self._plan = _compile_plan(plan) if plan is not None else None
+            self._plan_of = writes
+            self._plan_len = len(writes)
+        run = self._plan
+        if run is None or self._plan_len != len(writes):
+            return _assemble(writes, input)
+        return run(input)
+
     def invoke(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
-        _send(config, _assemble(self.writes, input))
+        try:
+            send = config[CONF][CONFIG_KEY_SEND]
+        except (KeyError, TypeError):
+            send = None
+        if send is None:
+            _send(config, _assemble(self.writes, input))
+        else:
+            send(self._tuples(input))
         return input
 
     async def ainvoke(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
-        _send(config, _assemble(self.writes, input))
-        return input
+        return self.invoke(input, config)
 
     @staticmethod
     def do_write(

@@ -104,10 +104,13 @@ class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAs
         return self.stack.__exit__(exc_type, exc_value, traceback)
 
     # --- encoding helpers
-    def _dump(self, what: str, value: Any) -> Typed:
+    def _dump(self, what: str, value: Any, name: Any = None) -> Typed:
+        """Serialize `value`; a TypeError names `what` (formatted with `name!r` if given)."""
         try:
             return self.serde.dumps_typed(value)
         except TypeError as exc:
+            if name is not None:
+                what = f"{what} {name!r}"
             raise TypeError(
                 f"Cannot serialize {what}: value of type {type(value).__name__} ({exc})"
             ) from exc
@@ -226,7 +229,7 @@ class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAs
         blobs = {}
         for channel, version in new_versions.items():
             if channel in values:
-                blob = self._dump(f"channel {channel!r}", values[channel])
+                blob = self._dump("channel", values[channel], channel)
             else:
                 blob = _EMPTY
             blobs[(thread_id, ns, channel, version)] = blob
@@ -254,7 +257,7 @@ class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAs
             inner = (task_id, WRITES_IDX_MAP.get(channel, idx))
             if inner[1] >= 0 and inner in existing:
                 continue
-            dumped = self._dump(f"write to channel {channel!r}", value)
+            dumped = self._dump("write to channel", value, channel)
             staged[inner] = (task_id, channel, dumped, task_path)
         if staged:
             self.writes[key].update(staged)
