@@ -19,6 +19,7 @@ from warpgraph._internal._constants import (
 from warpgraph.config import ensure_config, merge_configs, recast_checkpoint_ns
 from warpgraph.pregel import _engine
 from warpgraph.pregel._io import read_channels
+from warpgraph.pregel._persist import foreign_tuple
 from warpgraph.pregel.debug import read_task_statuses, tasks_w_writes
 
 __all__ = ("SnapshotMixin", "patch_checkpoint_map")
@@ -173,7 +174,7 @@ class SnapshotMixin:
         if sub := self._subgraph_for_namespace(config, saver):
             return sub[0].get_state(sub[1], subgraphs=subgraphs)
         config = self._own(self._snapshot_config(config))
-        saved = saver.get_tuple(config)
+        saved = foreign_tuple(saver, saver.get_tuple(config))
         states = None
         if subgraphs:
             states = {
@@ -189,7 +190,7 @@ class SnapshotMixin:
         if sub := self._subgraph_for_namespace(config, saver):
             return await sub[0].aget_state(sub[1], subgraphs=subgraphs)
         config = self._own(self._snapshot_config(config))
-        saved = await saver.aget_tuple(config)
+        saved = foreign_tuple(saver, await saver.aget_tuple(config))
         states = None
         if subgraphs:
             states = {
@@ -231,7 +232,7 @@ class SnapshotMixin:
             return
         config = self._own(self._history_config(config))
         for tup in list(saver.list(config, before=before, limit=limit, filter=filter)):
-            yield self._prepare_snapshot(tup.config, tup)
+            yield self._prepare_snapshot(tup.config, foreign_tuple(saver, tup))
 
     async def aget_state_history(
         self,
@@ -251,4 +252,4 @@ class SnapshotMixin:
         config = self._own(self._history_config(config))
         tups = [t async for t in saver.alist(config, before=before, limit=limit, filter=filter)]
         for tup in tups:
-            yield self._prepare_snapshot(tup.config, tup)
+            yield self._prepare_snapshot(tup.config, foreign_tuple(saver, tup))

@@ -33,11 +33,10 @@ Modes (chosen once per run from durability and what the saver supports):
 
 Foreign savers (LangGraph's own, or any saver whose serializer is not warpgraph's) give
 back LangGraph's `Send` / `Interrupt` objects for what LangGraph's engine stored; the run
-reads them as warpgraph's (`from_foreign`), so warpgraph resumes threads LangGraph started.
-The other direction (`to_foreign`: store LangGraph's types, so LangGraph's engine can
-resume what warpgraph started) waits for `WRITE_LANGGRAPH_TYPES`: it needs warpgraph's
-snapshot reads (`get_state`, `get_state_history` in pregel/_checkpoint.py) to pass what
-they read through `foreign_tuple` too, or they would not recognise the stored sends.
+reads them as warpgraph's (`from_foreign`; snapshot reads in pregel/_checkpoint.py use
+`foreign_tuple`), so warpgraph resumes threads LangGraph started. In the other direction
+(`to_foreign`, on while `WRITE_LANGGRAPH_TYPES`) runs store LangGraph's types in such
+savers, so LangGraph's engine resumes what warpgraph started.
 """
 
 from __future__ import annotations
@@ -104,7 +103,7 @@ def capabilities(saver: Any, is_async: bool) -> tuple[bool, bool, bool, bool]:
 
 
 # --- foreign savers: LangGraph's Send / Interrupt in, warpgraph's out -------------------
-WRITE_LANGGRAPH_TYPES = False
+WRITE_LANGGRAPH_TYPES = True
 """Store LangGraph's Send / Interrupt in foreign savers (see module doc)."""
 
 
