@@ -116,7 +116,14 @@ fn too_long(what: &str, len: usize) -> EncodeError {
 }
 
 pub fn write_str(buf: &mut Vec<u8>, s: &str) -> Result<(), EncodeError> {
+    write_str_bytes(buf, s.as_bytes())
+}
+
+/// Writes `s` (already valid UTF-8) as a msgpack str.
+pub fn write_str_bytes(buf: &mut Vec<u8>, s: &[u8]) -> Result<(), EncodeError> {
     let n = s.len();
+    // one capacity check for header and payload
+    buf.reserve(n + 5);
     if n < 32 {
         buf.push(0xa0 | n as u8);
     } else if n <= 0xff {
@@ -130,7 +137,7 @@ pub fn write_str(buf: &mut Vec<u8>, s: &str) -> Result<(), EncodeError> {
     } else {
         return Err(too_long("str", n));
     }
-    buf.extend_from_slice(s.as_bytes());
+    buf.extend_from_slice(s);
     Ok(())
 }
 

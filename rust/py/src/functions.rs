@@ -1,5 +1,8 @@
 //! Stand-alone functions: task ids, task path strings, uuid6, checkpoint envelope encoding.
 use pyo3::exceptions::{PyTypeError, PyValueError};
+use std::cell::Cell;
+
+use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 
@@ -92,6 +95,15 @@ fn uuid6(clock_seq: Option<&Bound<'_, PyAny>>) -> PyResult<String> {
 
 // ---------------------------------------------------------------- envelope encoding
 
+/// Smallest starting buffer size.
+const PACK_CAPACITY_HINT: usize = 256;
+
+thread_local! {
+    /// Length of the last envelope packed on this thread: the next one is usually about as
+    /// long, so the buffer rarely regrows. Only a capacity hint, never affects the bytes.
+    static LAST_PACK_LEN: Cell<usize> = const { Cell::new(0) };
+}
+
 struct PackError {
     message: String,
     /// Innermost first.
@@ -182,17 +194,176 @@ fn is_channel_values_key(k: &Bound<'_, PyAny>) -> bool {
         .unwrap_or(false)
 }
 
+// The fast path below walks the object tree through raw CPython calls on borrowed
+// references. It accepts only exact builtin types and calls no Python code (no __repr__,
+// __index__, __del__, ...), so nothing can mutate or free the objects while it runs.
+// Anything it does not handle makes it give up; the safe encoder above then produces the
+// bytes or the precise error.
+
+/// Marker: the fast path cannot encode this object (the safe encoder decides).
+struct Unsupported;
+
+/// The UTF-8 bytes of an exact `str`, or `None` if it has surrogates.
+///
+/// # Safety
+/// `obj` must be a live exact `str` and the GIL held.
+unsafe fn str_bytes<'a>(obj: *mut ffi::PyObject) -> Option<&'a [u8]> {
+    let mut n: ffi::Py_ssize_t = 0;
+    let p = ffi::PyUnicode_AsUTF8AndSize(obj, &mut n);
+    if p.is_null() {
+        ffi::PyErr_Clear();
+        return None;
+    }
+    Some(std::slice::from_raw_parts(p.cast::<u8>(), n as usize))
+}
+
+/// # Safety
+/// `obj` must be a live object and the GIL held.
+unsafe fn fast_pack(
+    buf: &mut Vec<u8>,
+    obj: *mut ffi::PyObject,
+    depth: usize,
+) -> Result<(), Unsupported> {
+    let ty = ffi::Py_TYPE(obj);
+    let ok = |r: Result<(), envelope::EncodeError>| r.map_err(|_| Unsupported);
+    if ty == std::ptr::addr_of_mut!(ffi::PyUnicode_Type) {
+        ok(envelope::write_str_bytes(
+            buf,
+            str_bytes(obj).ok_or(Unsupported)?,
+        ))
+    } else if ty == std::ptr::addr_of_mut!(ffi::PyDict_Type) {
+        if depth >= envelope::MAX_ENCODE_DEPTH {
+            return Err(Unsupported);
+        }
+        ok(envelope::write_map_header(
+            buf,
+            ffi::PyDict_Size(obj) as usize,
+        ))?;
+        let mut pos: ffi::Py_ssize_t = 0;
+        let mut k: *mut ffi::PyObject = std::ptr::null_mut();
+        let mut v: *mut ffi::PyObject = std::ptr::null_mut();
+        while ffi::PyDict_Next(obj, &mut pos, &mut k, &mut v) != 0 {
+            fast_pack(buf, k, depth + 1)?;
+            fast_pack(buf, v, depth + 1)?;
+        }
+        Ok(())
+    } else if ty == std::ptr::addr_of_mut!(ffi::PyLong_Type) {
+        let i = ffi::PyLong_AsLongLong(obj);
+        if i == -1 && !ffi::PyErr_Occurred().is_null() {
+            ffi::PyErr_Clear();
+            let u = ffi::PyLong_AsUnsignedLongLong(obj);
+            if u == u64::MAX && !ffi::PyErr_Occurred().is_null() {
+                ffi::PyErr_Clear();
+                return Err(Unsupported);
+            }
+            envelope::write_u64(buf, u);
+        } else {
+            envelope::write_i64(buf, i);
+        }
+        Ok(())
+    } else if obj == ffi::Py_None() {
+        envelope::write_nil(buf);
+        Ok(())
+    } else if ty == std::ptr::addr_of_mut!(ffi::PyBool_Type) {
+        envelope::write_bool(buf, obj == ffi::Py_True());
+        Ok(())
+    } else if ty == std::ptr::addr_of_mut!(ffi::PyFloat_Type) {
+        envelope::write_f64(buf, ffi::PyFloat_AsDouble(obj));
+        Ok(())
+    } else if ty == std::ptr::addr_of_mut!(ffi::PyList_Type)
+        || ty == std::ptr::addr_of_mut!(ffi::PyTuple_Type)
+    {
+        if depth >= envelope::MAX_ENCODE_DEPTH {
+            return Err(Unsupported);
+        }
+        let is_list = ty == std::ptr::addr_of_mut!(ffi::PyList_Type);
+        let n = if is_list {
+            ffi::PyList_Size(obj)
+        } else {
+            ffi::PyTuple_Size(obj)
+        };
+        ok(envelope::write_array_header(buf, n as usize))?;
+        for i in 0..n {
+            let item = if is_list {
+                ffi::PyList_GetItem(obj, i)
+            } else {
+                ffi::PyTuple_GetItem(obj, i)
+            };
+            if item.is_null() {
+                ffi::PyErr_Clear();
+                return Err(Unsupported);
+            }
+            fast_pack(buf, item, depth + 1)?;
+        }
+        Ok(())
+    } else if ty == std::ptr::addr_of_mut!(ffi::PyBytes_Type) {
+        let p = ffi::PyBytes_AsString(obj);
+        if p.is_null() {
+            ffi::PyErr_Clear();
+            return Err(Unsupported);
+        }
+        let n = ffi::PyBytes_Size(obj) as usize;
+        ok(envelope::write_bin(
+            buf,
+            std::slice::from_raw_parts(p.cast::<u8>(), n),
+        ))
+    } else {
+        Err(Unsupported)
+    }
+}
+
+/// The fast path for a whole checkpoint (`channel_values` left out).
+fn fast_pack_checkpoint(
+    buf: &mut Vec<u8>,
+    checkpoint: &Bound<'_, PyDict>,
+) -> Result<(), Unsupported> {
+    let d = checkpoint.as_ptr();
+    // SAFETY: `d` is a live exact-or-sub dict (PyDict_Next accepts subclasses) and the GIL is
+    // held through the `Bound`; keys and values are borrowed from it and nothing in the fast
+    // path runs Python code that could mutate it.
+    unsafe {
+        let is_skip = |k: *mut ffi::PyObject| {
+            ffi::Py_TYPE(k) == std::ptr::addr_of_mut!(ffi::PyUnicode_Type)
+                && str_bytes(k) == Some(&b"channel_values"[..])
+        };
+        let mut pos: ffi::Py_ssize_t = 0;
+        let mut k: *mut ffi::PyObject = std::ptr::null_mut();
+        let mut v: *mut ffi::PyObject = std::ptr::null_mut();
+        let mut n = ffi::PyDict_Size(d) as usize;
+        while ffi::PyDict_Next(d, &mut pos, &mut k, &mut v) != 0 {
+            if is_skip(k) {
+                n -= 1;
+            }
+        }
+        envelope::write_map_header(buf, n).map_err(|_| Unsupported)?;
+        pos = 0;
+        while ffi::PyDict_Next(d, &mut pos, &mut k, &mut v) != 0 {
+            if is_skip(k) {
+                continue;
+            }
+            fast_pack(buf, k, 1)?;
+            fast_pack(buf, v, 1)?;
+        }
+    }
+    Ok(())
+}
+
 /// `ormsgpack.packb(checkpoint minus "channel_values", option=OPT_NON_STR_KEYS)`, natively.
 #[pyfunction]
 fn pack_checkpoint_envelope<'py>(
     py: Python<'py>,
     checkpoint: &Bound<'py, PyDict>,
 ) -> PyResult<Bound<'py, PyBytes>> {
+    let mut buf = Vec::with_capacity(LAST_PACK_LEN.with(Cell::get).max(PACK_CAPACITY_HINT));
+    if fast_pack_checkpoint(&mut buf, checkpoint).is_ok() {
+        LAST_PACK_LEN.with(|c| c.set(buf.len()));
+        return Ok(PyBytes::new(py, &buf));
+    }
+    buf.clear();
     let skip = checkpoint
         .iter()
         .filter(|(k, _)| is_channel_values_key(k))
         .count();
-    let mut buf = Vec::with_capacity(256);
     let fail = |e: PackError| {
         let path: String = e.path.iter().rev().map(String::as_str).collect();
         PyTypeError::new_err(format!(

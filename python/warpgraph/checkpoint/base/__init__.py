@@ -121,23 +121,23 @@ def get_checkpoint_id(config: RunnableConfig) -> str | None:
     return config["configurable"].get("checkpoint_id")
 
 
-def _clean(value: str) -> str:
-    return value.replace("\u0000", "")
-
-
 def get_checkpoint_metadata(
     config: RunnableConfig, metadata: CheckpointMetadata
 ) -> CheckpointMetadata:
     """`metadata` plus the scalar entries of config metadata/configurable (NULs stripped)."""
-    out: dict[str, Any] = {k: _clean(v) if isinstance(v, str) else v for k, v in metadata.items()}
+    out: dict[str, Any] = dict(metadata)
+    for k, v in out.items():  # replacing values (not keys) while iterating is allowed
+        if isinstance(v, str):
+            out[k] = v.replace("\u0000", "")
+    excluded = EXCLUDED_METADATA_KEYS
     for source in (config.get("metadata"), config.get("configurable")):
         if not source:
             continue
         for key, value in source.items():
-            if key in out or key in EXCLUDED_METADATA_KEYS or key.startswith("__"):
+            if key in excluded or key in out or key.startswith("__"):
                 continue
             if isinstance(value, str):
-                out[key] = _clean(value)
+                out[key] = value.replace("\u0000", "")
             elif isinstance(value, (int, bool, float)):
                 out[key] = value
     return out  # type: ignore[return-value]
