@@ -14,8 +14,7 @@ from contextvars import ContextVar
 from os import getenv
 from typing import TYPE_CHECKING, Any
 
-from typing_extensions import TypedDict
-
+from warpgraph._internal._compat import TypedDict
 from warpgraph._internal._constants import (
     CONF,
     CONFIG_KEY_CHECKPOINT_ID,

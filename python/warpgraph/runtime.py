@@ -6,8 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Generic, Protocol, TypeVar
 
-from typing_extensions import TypedDict, Unpack
-
+from warpgraph._internal._compat import TypedDict, Unpack
 from warpgraph._internal._constants import CONF, CONFIG_KEY_RUNTIME
 from warpgraph.config import get_config
 

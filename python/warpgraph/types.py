@@ -18,8 +18,7 @@ from typing import (
     final,
 )
 
-from typing_extensions import NotRequired, TypeAliasType, TypedDict, TypeVar
-
+from warpgraph._internal._compat import NotRequired, TypeAliasType, TypedDict, TypeVar
 from warpgraph._internal._constants import (
     CONF,
     CONFIG_KEY_CHECKPOINT_NS,
@@ -528,11 +527,12 @@ class CacheKey(NamedTuple):
     ttl: int | None
 
 
-# Same dataclass options as LangGraph (slots + weakref slot where the version allows it).
+# Slotted everywhere (the loop's lazily configured tasks rely on the slot descriptors);
+# the weakref slot needs Python 3.11.
 _TASK_DC_KWARGS: dict[str, Any] = (
     {"weakref_slot": True, "slots": True, "frozen": True}
-    if sys.version_info > (3, 11)
-    else {"frozen": True}
+    if sys.version_info >= (3, 11)
+    else {"slots": True, "frozen": True}
 )
 
 

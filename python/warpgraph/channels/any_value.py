@@ -5,8 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Generic
 
-from typing_extensions import Self
-
+from warpgraph._internal._compat import Self
 from warpgraph._internal._typing import MISSING
 from warpgraph.channels.base import BaseChannel, Value
 from warpgraph.errors import EmptyChannelError

@@ -6,8 +6,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import Any, Generic, TypeVar
 
-from typing_extensions import Self
-
+from warpgraph._internal._compat import Self
 from warpgraph._internal._typing import MISSING
 from warpgraph.errors import EmptyChannelError
 

@@ -6,8 +6,7 @@ import collections.abc
 from collections.abc import Callable, Sequence
 from typing import Any, Generic
 
-from typing_extensions import NotRequired, Required, Self
-
+from warpgraph._internal._compat import NotRequired, Required, Self
 from warpgraph._internal._constants import OVERWRITE
 from warpgraph._internal._typing import MISSING
 from warpgraph.channels.base import BaseChannel, Value

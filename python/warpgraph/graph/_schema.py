@@ -8,8 +8,7 @@ from functools import partial
 from inspect import isclass, signature
 from typing import Any, get_origin, get_type_hints
 
-from typing_extensions import NotRequired, Required
-
+from warpgraph._internal._compat import NotRequired, Required
 from warpgraph._internal._fields import (
     check_reducer_arity,
     get_cached_annotated_keys,

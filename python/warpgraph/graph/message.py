@@ -16,8 +16,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import Annotated, Any, Literal
 
-from typing_extensions import TypedDict
-
+from warpgraph._internal._compat import TypedDict
 from warpgraph.graph.state import StateGraph
 
 __all__ = ("REMOVE_ALL_MESSAGES", "MessageGraph", "MessagesState", "add_messages")

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeVar, runtime_checkable
 
 if TYPE_CHECKING:
-    from typing_extensions import Self
+    from warpgraph._internal._compat import Self
 
 ERROR = "__error__"
 SCHEDULED = "__scheduled__"
