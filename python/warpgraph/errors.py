@@ -163,16 +163,15 @@ class TaskNotFound(Exception):
     """The executor could not find a task (distributed mode)."""
 
 
+_RESUME_MISMATCH_REASONS = ("not_pending", "empty_map", "ambiguous")
+
+
 class UnknownInterruptError(Exception):
     """Strict resume mode: a resume does not match the pending interrupts.
 
-    `reason` is "not_pending", "empty_map" or "ambiguous"; `interrupt_ids` lists the unknown
-    ids named by the resume; `pending_ids` the interrupts still waiting.
+    `reason` is one of "not_pending", "empty_map" or "ambiguous"; `interrupt_ids` are the
+    unknown ids the resume named, `pending_ids` the interrupts still waiting.
     """
-
-    reason: Literal["not_pending", "empty_map", "ambiguous"]
-    interrupt_ids: tuple[str, ...]
-    pending_ids: tuple[str, ...]
 
     def __init__(
         self,
@@ -182,10 +181,14 @@ class UnknownInterruptError(Exception):
         interrupt_ids: Sequence[str] = (),
         pending_ids: Sequence[str] = (),
     ) -> None:
+        if reason not in _RESUME_MISMATCH_REASONS:
+            raise ValueError(f"unknown resume mismatch reason {reason!r}")
         super().__init__(message)
-        self.reason = reason
-        self.interrupt_ids = tuple(interrupt_ids)
-        self.pending_ids = tuple(pending_ids)
+        self.reason, self.interrupt_ids, self.pending_ids = (
+            reason,
+            tuple(interrupt_ids),
+            tuple(pending_ids),
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,7 +18,7 @@ from typing import (
     final,
 )
 
-from warpgraph._internal._compat import NotRequired, TypeAliasType, TypedDict, TypeVar
+from warpgraph._internal._compat import TypeVar
 from warpgraph._internal._constants import (
     CONF,
     CONFIG_KEY_CHECKPOINT_NS,
@@ -107,6 +107,7 @@ def _xxh3_128_hexdigest(data: bytes) -> str:
 
     return xxh3_128_hexdigest(data)
 
+
 # Errors that are not worth retrying by default (bugs or permanent failures).
 _NOT_RETRIED: tuple[type[BaseException], ...] = (
     ValueError,
@@ -174,132 +175,23 @@ def ensure_valid_checkpointer(checkpointer: Checkpointer) -> Checkpointer:
     return checkpointer
 
 
-class TaskPayload(TypedDict):
-    """ "tasks" stream: a task started."""
-
-    id: str
-    name: str
-    input: Any
-    triggers: list[str]
-    metadata: NotRequired[dict[str, Any]]
-
-
-class TaskResultPayload(TypedDict):
-    """ "tasks" stream: a task finished."""
-
-    id: str
-    name: str
-    error: str | None
-    interrupts: list[dict]
-    result: dict[str, Any]
-
-
-class CheckpointTask(TypedDict):
-    """A task inside a CheckpointPayload (keys present depend on the task's state)."""
-
-    id: str
-    name: str
-    error: NotRequired[str]
-    result: NotRequired[Any]
-    interrupts: NotRequired[list[dict]]
-    state: StateSnapshot | dict[str, Any] | None
-
-
-class CheckpointPayload(TypedDict, Generic[StateT]):
-    """ "checkpoints" stream: a checkpoint was created."""
-
-    config: dict[str, Any] | None
-    metadata: dict[str, Any]
-    values: StateT
-    next: list[str]
-    parent_config: dict[str, Any] | None
-    tasks: list[CheckpointTask]
-
-
-class _DebugCheckpointPayload(TypedDict, Generic[StateT]):
-    step: int
-    timestamp: str
-    type: Literal["checkpoint"]
-    payload: CheckpointPayload[StateT]
-
-
-class _DebugTaskPayload(TypedDict):
-    step: int
-    timestamp: str
-    type: Literal["task"]
-    payload: TaskPayload
-
-
-class _DebugTaskResultPayload(TypedDict):
-    step: int
-    timestamp: str
-    type: Literal["task_result"]
-    payload: TaskResultPayload
-
-
-DebugPayload = TypeAliasType(
-    "DebugPayload",
-    _DebugCheckpointPayload[StateT] | _DebugTaskPayload | _DebugTaskResultPayload,
-    type_params=(StateT,),
+# The typed shapes of "tasks"/"checkpoints"/"debug" payloads and of `version="v2"` stream
+# parts live in warpgraph._internal._stream_parts (re-exported here).
+from warpgraph._internal._stream_parts import (
+    CheckpointPayload,
+    CheckpointStreamPart,
+    CheckpointTask,
+    CustomStreamPart,
+    DebugPayload,
+    DebugStreamPart,
+    MessagesStreamPart,
+    StreamPart,
+    TaskPayload,
+    TaskResultPayload,
+    TasksStreamPart,
+    UpdatesStreamPart,
+    ValuesStreamPart,
 )
-"""A "debug" stream event; discriminate on `type`."""
-
-
-class ValuesStreamPart(TypedDict, Generic[OutputT]):
-    type: Literal["values"]
-    ns: tuple[str, ...]
-    data: OutputT
-    interrupts: tuple[Interrupt, ...]
-
-
-class UpdatesStreamPart(TypedDict):
-    type: Literal["updates"]
-    ns: tuple[str, ...]
-    data: dict[str, Any]
-
-
-class MessagesStreamPart(TypedDict):
-    type: Literal["messages"]
-    ns: tuple[str, ...]
-    data: tuple[Any, dict[str, Any]]
-
-
-class CustomStreamPart(TypedDict):
-    type: Literal["custom"]
-    ns: tuple[str, ...]
-    data: Any
-
-
-class CheckpointStreamPart(TypedDict, Generic[StateT]):
-    type: Literal["checkpoints"]
-    ns: tuple[str, ...]
-    data: CheckpointPayload[StateT]
-
-
-class TasksStreamPart(TypedDict):
-    type: Literal["tasks"]
-    ns: tuple[str, ...]
-    data: TaskPayload | TaskResultPayload
-
-
-class DebugStreamPart(TypedDict, Generic[StateT]):
-    type: Literal["debug"]
-    ns: tuple[str, ...]
-    data: DebugPayload[StateT]
-
-
-StreamPart = TypeAliasType(
-    "StreamPart",
-    ValuesStreamPart[OutputT]
-    | UpdatesStreamPart
-    | MessagesStreamPart
-    | CustomStreamPart
-    | CheckpointStreamPart[StateT]
-    | TasksStreamPart
-    | DebugStreamPart[StateT],
-    type_params=(StateT, OutputT),
-)
-"""A `version="v2"` stream part; discriminate on `part["type"]`."""
 
 
 @dataclass(frozen=True)

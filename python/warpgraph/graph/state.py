@@ -7,6 +7,7 @@ import typing
 import warnings
 from collections import defaultdict
 from collections.abc import Callable, Hashable, Sequence
+from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
 from warpgraph._internal._constants import NS_END, NS_SEP
@@ -77,6 +78,13 @@ def _reject_unknown(kwargs: dict[str, Any], where: str) -> None:
     if kwargs:
         names = ", ".join(sorted(kwargs))
         raise TypeError(f"{where}() got unexpected keyword argument(s): {names}")
+
+
+_SEQUENCE_DUPLICATE = (
+    "Node names must be unique: node with the name '{name}' already exists. If you need to "
+    "use two different runnables/callables with the same name (for example, using `lambda`), "
+    "please provide them as tuples (name, runnable/callable)."
+)
 
 
 class StateGraph:
@@ -292,25 +300,20 @@ class StateGraph:
 
     def add_sequence(self, nodes: Sequence[Any]) -> StateGraph:
         """Add nodes (callables or `(name, callable)`) chained by edges in order."""
-        if len(nodes) < 1:
+        if not nodes:
             raise ValueError("Sequence requires at least one node.")
-        previous: str | None = None
-        for item in nodes:
-            if isinstance(item, tuple) and len(item) == 2:
-                name, item = item
-            else:
-                name = plain_name(item)
+        named = [
+            item if isinstance(item, tuple) and len(item) == 2 else (plain_name(item), item)
+            for item in nodes
+        ]
+        chain: list[str] = []
+        for name, action in named:
             if name in self.nodes:
-                raise ValueError(
-                    f"Node names must be unique: node with the name '{name}' already exists. "
-                    "If you need to use two different runnables/callables with the same name "
-                    "(for example, using `lambda`), please provide them as tuples (name, "
-                    "runnable/callable)."
-                )
-            self.add_node(name, item)
-            if previous is not None:
-                self.add_edge(previous, name)
-            previous = name
+                raise ValueError(_SEQUENCE_DUPLICATE.format(name=name))
+            self.add_node(name, action)
+            chain.append(name)
+        for src, dst in pairwise(chain):
+            self.add_edge(src, dst)
         return self
 
     def set_entry_point(self, key: str) -> StateGraph:

@@ -96,18 +96,12 @@ class DeltaChannelHistory(_DeltaChannelHistoryBase, total=False):
 
 
 # Special writes use negative indices so they never collide with regular writes.
-WRITES_IDX_MAP = {ERROR: -1, SCHEDULED: -2, INTERRUPT: -3, RESUME: -4}
+WRITES_IDX_MAP = dict(zip((ERROR, SCHEDULED, INTERRUPT, RESUME), range(-1, -5, -1)))
 
-EXCLUDED_METADATA_KEYS = {
-    "thread_id",
-    "checkpoint_id",
-    "checkpoint_ns",
-    "checkpoint_map",
-    "langgraph_step",
-    "langgraph_node",
-    "langgraph_triggers",
-    "langgraph_path",
-    "langgraph_checkpoint_ns",
+# Config keys that locate a checkpoint or describe a task: never copied into metadata.
+EXCLUDED_METADATA_KEYS = {f"checkpoint_{k}" for k in ("id", "ns", "map")} | {"thread_id"}
+EXCLUDED_METADATA_KEYS |= {
+    f"langgraph_{k}" for k in ("step", "node", "triggers", "path", "checkpoint_ns")
 }
 
 

@@ -6,7 +6,6 @@ import random
 from collections import defaultdict
 from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
 from contextlib import AbstractAsyncContextManager, AbstractContextManager, ExitStack
-from types import TracebackType
 from typing import Any
 
 from warpgraph.checkpoint.base import (
@@ -71,37 +70,30 @@ class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAs
         factory: type[defaultdict] = defaultdict,
     ) -> None:
         super().__init__(serde=serde)
-        self.storage = factory(lambda: defaultdict(dict))
-        self.writes = factory(dict)
-        self.blobs = factory()
+        # `factory` may be a persistent dict type (a context manager flushing to disk); the
+        # saver's own context then opens and closes the three stores together.
         self.stack = ExitStack()
+        self.storage, self.writes, self.blobs = stores = (
+            factory(lambda: defaultdict(dict)),
+            factory(dict),
+            factory(),
+        )
         if factory is not defaultdict:
-            for store in (self.storage, self.writes, self.blobs):
+            for store in stores:
                 self.stack.enter_context(store)  # type: ignore[arg-type]
 
     def __enter__(self) -> InMemorySaver:  # noqa: PYI034
         self.stack.__enter__()
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc_value: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> bool | None:
-        return self.stack.__exit__(exc_type, exc_value, traceback)
+    def __exit__(self, *exc_info: object) -> bool | None:
+        return self.stack.__exit__(*exc_info)
 
     async def __aenter__(self) -> InMemorySaver:  # noqa: PYI034
-        self.stack.__enter__()
-        return self
+        return self.__enter__()
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc_value: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> bool | None:
-        return self.stack.__exit__(exc_type, exc_value, traceback)
+    async def __aexit__(self, *exc_info: object) -> bool | None:
+        return self.__exit__(*exc_info)
 
     # --- encoding helpers
     def _dump(self, what: str, value: Any, name: Any = None) -> Typed:

@@ -36,25 +36,16 @@ class EncryptedSerializer(SerializerProtocol):
 
         Ciphertext layout: nonce(16) + tag(16) + ciphertext, cipher name "aes".
         """
-        try:
-            from Crypto.Cipher import AES
-        except ImportError:
-            raise ImportError(
-                "Pycryptodome is not installed. Please install it with `pip install pycryptodome`."
-            ) from None
-        if "key" in kwargs:
-            key: bytes = kwargs.pop("key")
-        else:
-            key_str = os.getenv("LANGGRAPH_AES_KEY")
-            if key_str is None:
-                raise ValueError("LANGGRAPH_AES_KEY environment variable is not set.")
-            key = key_str.encode()
+        aes = _optional_module(
+            "Crypto.Cipher.AES", "EncryptedSerializer.from_pycryptodome_aes", "pycryptodome"
+        )
+        key = kwargs.pop("key", None)
+        if key is None:
+            key = _env_key("LANGGRAPH_AES_KEY").encode()
             if len(key) not in (16, 24, 32):
                 raise ValueError("LANGGRAPH_AES_KEY must be 16, 24, or 32 bytes long.")
-        if kwargs.get("mode") is None:
-            kwargs["mode"] = AES.MODE_EAX
-        return cls(_AesCipher(AES, key, kwargs), serde)
-
+        kwargs["mode"] = kwargs.get("mode") or aes.MODE_EAX  # pycryptodome modes are >= 1
+        return cls(_AesCipher(aes, key, kwargs), serde)
 
     @classmethod
     def from_aes_gcm(
@@ -71,18 +62,15 @@ class EncryptedSerializer(SerializerProtocol):
         "aesgcm" (type tag "{inner}+aesgcm"). A tampered payload or a wrong key raises
         SerdeDecodeError; nothing is decoded from unauthenticated bytes.
         """
-        try:
-            from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-        except ImportError:
-            raise ImportError(
-                "EncryptedSerializer.from_aes_gcm needs `cryptography`: "
-                "pip install 'warpgraph[encryption]'"
-            ) from None
+        aead = _optional_module(
+            "cryptography.hazmat.primitives.ciphers.aead",
+            "EncryptedSerializer.from_aes_gcm",
+            "'warpgraph[encryption]'",
+        )
         if key is None:
-            key = os.getenv(env)
-            if key is None:
-                raise ValueError(f"no AES key: pass key= or set the {env} environment variable")
-        return cls(_AesGcmCipher(AESGCM(_coerce_aes_key(key))), serde)
+            key = _env_key(env)
+        return cls(_AesGcmCipher(aead.AESGCM(_coerce_aes_key(key))), serde)
+
 
 class _AesCipher(CipherProtocol):
     def __init__(self, aes: Any, key: bytes, options: dict[str, Any]) -> None:
@@ -135,6 +123,25 @@ class _AesGcmCipher(CipherProtocol):
         from cryptography.exceptions import InvalidTag
 
         try:
-            return self.aead.decrypt(ciphertext[: self._NONCE], ciphertext[self._NONCE :], b"aesgcm")
+            return self.aead.decrypt(
+                ciphertext[: self._NONCE], ciphertext[self._NONCE :], b"aesgcm"
+            )
         except InvalidTag as exc:
             raise SerdeDecodeError("AES-GCM payload failed authentication") from exc
+
+
+def _optional_module(name: str, feature: str, install: str) -> Any:
+    """Import an optional crypto backend, or say which package `feature` needs."""
+    import importlib
+
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        raise ImportError(f"{feature} needs an optional package: pip install {install}") from None
+
+
+def _env_key(var: str) -> str:
+    value = os.getenv(var)
+    if value is None:
+        raise ValueError(f"no AES key: pass key= or set the {var} environment variable")
+    return value
