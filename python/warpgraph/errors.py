@@ -211,15 +211,21 @@ class NodeCancelledError(Exception):
         self.node = node
 
 
-class NodeTimeoutError(Exception):
-    """A node exceeded its idle or run timeout (not an OSError, so the default retry retries)."""
+# kind -> message template; {limit} is the timeout that ran out
+_TIMEOUT_MESSAGES = {
+    "idle": (
+        "Node '{node}' exceeded its idle timeout of {limit:.3f}s "
+        "without making progress (elapsed: {elapsed:.3f}s)."
+    ),
+    "run": "Node '{node}' exceeded its run timeout of {limit:.3f}s (elapsed: {elapsed:.3f}s).",
+}
 
-    node: str
-    timeout: float
-    run_timeout: float | None
-    idle_timeout: float | None
-    elapsed: float
-    kind: Literal["idle", "run"]
+
+class NodeTimeoutError(Exception):
+    """A node exceeded its idle or run timeout (not an OSError, so the default retry retries).
+
+    `timeout` is the limit that ran out (`idle_timeout` or `run_timeout`, per `kind`).
+    """
 
     def __init__(
         self,
@@ -230,30 +236,14 @@ class NodeTimeoutError(Exception):
         idle_timeout: float | None = None,
         run_timeout: float | None = None,
     ) -> None:
-        if kind == "idle":
-            if idle_timeout is None:
-                raise ValueError("idle_timeout is required when kind='idle'")
-            self.timeout = idle_timeout
-            text = (
-                f"Node '{node}' exceeded its idle timeout of {idle_timeout:.3f}s "
-                f"without making progress (elapsed: {elapsed:.3f}s)."
-            )
-        elif kind == "run":
-            if run_timeout is None:
-                raise ValueError("run_timeout is required when kind='run'")
-            self.timeout = run_timeout
-            text = (
-                f"Node '{node}' exceeded its run timeout of {run_timeout:.3f}s "
-                f"(elapsed: {elapsed:.3f}s)."
-            )
-        else:
+        if kind not in _TIMEOUT_MESSAGES:
             raise ValueError("kind must be 'idle' or 'run'")
-        super().__init__(text)
-        self.node = node
-        self.elapsed = elapsed
-        self.kind = kind
-        self.idle_timeout = idle_timeout
-        self.run_timeout = run_timeout
+        limit = idle_timeout if kind == "idle" else run_timeout
+        if limit is None:
+            raise ValueError(f"{kind}_timeout is required when kind='{kind}'")
+        super().__init__(_TIMEOUT_MESSAGES[kind].format(node=node, limit=limit, elapsed=elapsed))
+        self.node, self.elapsed, self.kind, self.timeout = node, elapsed, kind, limit
+        self.idle_timeout, self.run_timeout = idle_timeout, run_timeout
 
 
 _INVALID_RESUME_ATTR = "_langgraph_invalid_resume"

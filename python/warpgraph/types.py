@@ -391,24 +391,37 @@ class Interrupt(Generic[ResponseT]):
         return self.id
 
 
-class StateUpdate(NamedTuple):
-    """One update of `bulk_update_state`."""
+def _record(name: str, doc: str, fields: list[tuple[str, Any]], defaults: tuple) -> Any:
+    """A typing.NamedTuple class from a field table; `defaults` apply to the last fields."""
+    cls = NamedTuple(name, fields)  # type: ignore[misc]
+    cls.__new__.__defaults__ = defaults
+    cls._field_defaults = dict(zip(cls._fields[len(fields) - len(defaults) :], defaults))
+    cls.__doc__ = doc
+    cls.__module__ = __name__
+    return cls
 
-    values: dict[str, Any] | None
-    as_node: str | None = None
-    task_id: str | None = None
 
+StateUpdate = _record(
+    "StateUpdate",
+    "One update of `bulk_update_state`: values applied as if written by `as_node`.",
+    [("values", "dict[str, Any] | None"), ("as_node", "str | None"), ("task_id", "str | None")],
+    (None, None),
+)
 
-class PregelTask(NamedTuple):
-    """A task as shown in a StateSnapshot."""
-
-    id: str
-    name: str
-    path: tuple[str | int | tuple, ...]
-    error: Exception | None = None
-    interrupts: tuple[Interrupt, ...] = ()
-    state: None | dict | StateSnapshot = None
-    result: Any | None = None
+PregelTask = _record(
+    "PregelTask",
+    "A task as shown in a StateSnapshot (its error, interrupts, subgraph state, result).",
+    [
+        ("id", str),
+        ("name", str),
+        ("path", "tuple[str | int | tuple, ...]"),
+        ("error", "Exception | None"),
+        ("interrupts", "tuple[Interrupt, ...]"),
+        ("state", "None | dict | StateSnapshot"),
+        ("result", "Any | None"),
+    ],
+    (None, (), None, None),
+)
 
 
 class CacheKey(NamedTuple):

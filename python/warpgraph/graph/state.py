@@ -166,27 +166,30 @@ class StateGraph:
         return self.edges | {(s, end) for starts, end in self.waiting_edges for s in starts}
 
     def _add_schema(self, schema: Any, /, allow_managed: bool = True) -> None:
+        """Register `schema`'s keys: channels and managed values merge into the graph's,
+        and a key declared twice must agree (a plain LastValue redeclaration is fine)."""
         if schema in self.schemas:
             return
         _warn_invalid_state_schema(schema)
         channels, managed, _ = get_channels(schema)
         if managed and not allow_managed:
-            names = ", ".join(managed)
-            schema_name = getattr(schema, "__name__", "")
             raise ValueError(
-                f"Invalid managed channels detected in {schema_name}: {names}."
-                " Managed channels are not permitted in Input/Output schema."
+                f"Invalid managed channels detected in {getattr(schema, '__name__', '')}: "
+                f"{', '.join(managed)}. Managed channels are not permitted in Input/Output schema."
             )
         self.schemas[schema] = {**channels, **managed}
-        for key, channel in channels.items():
-            if key not in self.channels:
-                self.channels[key] = channel
-            elif self.channels[key] != channel and not isinstance(channel, LastValue):
-                raise ValueError(f"Channel '{key}' already exists with a different type")
+        clash = next(
+            (
+                k
+                for k, c in channels.items()
+                if self.channels.setdefault(k, c) != c and not isinstance(c, LastValue)
+            ),
+            None,
+        )
+        if clash is not None:
+            raise ValueError(f"Channel '{clash}' already exists with a different type")
         for key, spec in managed.items():
-            if key not in self.managed:
-                self.managed[key] = spec
-            elif self.managed[key] != spec:
+            if self.managed.setdefault(key, spec) != spec:
                 raise ValueError(f"Managed value '{key}' already exists with a different type")
 
     def _warn_if_compiled(self, what: str) -> None:

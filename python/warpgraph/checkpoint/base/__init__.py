@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator, Collection, Iterator, Mapping, Sequen
 from datetime import datetime, timezone
 from typing import Any, Generic, Literal, NamedTuple, TypedDict, TypeVar
 
+from warpgraph._internal._typing import MISSING
 from warpgraph.checkpoint.base.id import uuid6
 from warpgraph.checkpoint.serde.base import SerializerProtocol, maybe_add_typed_methods
 from warpgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
@@ -442,25 +443,30 @@ def create_checkpoint(
     *,
     id: str | None = None,
 ) -> Checkpoint:
-    """A new checkpoint (format v2) holding the current values of `channels`."""
-    if channels is None:
-        values = checkpoint["channel_values"]
-    else:
-        values = {}
-        for name, channel in channels.items():
-            if name not in checkpoint["channel_versions"]:
-                continue
-            try:
-                values[name] = channel.checkpoint()
-            except EmptyChannelError:
-                pass
-    return {  # type: ignore[typeddict-unknown-key]
+    """A new checkpoint (format v2) holding the current values of `channels`.
+
+    Channels without a version are left out, and so are empty ones.
+    """
+    new: dict[str, Any] = {
         "v": LATEST_VERSION,
         "ts": datetime.now(timezone.utc).isoformat(),
         "id": id or str(uuid6(clock_seq=step)),
-        "channel_values": values,
-        "channel_versions": checkpoint["channel_versions"],
-        "versions_seen": checkpoint["versions_seen"],
-        "pending_sends": checkpoint.get("pending_sends", []),  # type: ignore[misc]
-        "updated_channels": None,
     }
+    versioned = checkpoint["channel_versions"]
+    if channels is None:
+        new["channel_values"] = checkpoint["channel_values"]
+    else:
+        snapshots = ((k, _checkpoint_or_missing(c)) for k, c in channels.items() if k in versioned)
+        new["channel_values"] = {k: v for k, v in snapshots if v is not MISSING}
+    new["channel_versions"] = versioned
+    new["versions_seen"] = checkpoint["versions_seen"]
+    new["pending_sends"] = checkpoint.get("pending_sends", [])
+    new["updated_channels"] = None
+    return new  # type: ignore[return-value]
+
+
+def _checkpoint_or_missing(channel: ChannelProtocol) -> Any:
+    try:
+        return channel.checkpoint()
+    except EmptyChannelError:
+        return MISSING
