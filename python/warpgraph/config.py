@@ -103,10 +103,30 @@ class LazyDictConfig(dict):
         dict.update(self, task.config)
 
     for _name in (
-        "__getitem__", "__contains__", "__iter__", "__len__", "__repr__", "__eq__", "__ne__",
-        "__or__", "__ror__", "__ior__", "__reversed__", "__setitem__", "__delitem__",
-        "__reduce_ex__", "get", "keys", "values", "items", "copy", "setdefault", "pop",
-        "popitem", "update", "clear",
+        "__getitem__",
+        "__contains__",
+        "__iter__",
+        "__len__",
+        "__repr__",
+        "__eq__",
+        "__ne__",
+        "__or__",
+        "__ror__",
+        "__ior__",
+        "__reversed__",
+        "__setitem__",
+        "__delitem__",
+        "__reduce_ex__",
+        "get",
+        "keys",
+        "values",
+        "items",
+        "copy",
+        "setdefault",
+        "pop",
+        "popitem",
+        "update",
+        "clear",
     ):
         locals()[_name] = _filled(getattr(dict, _name, None) or getattr(object, _name))
     del _name
@@ -176,8 +196,7 @@ _CHECKPOINT_COORDINATE_KEYS = (
     CONFIG_KEY_CHECKPOINT_MAP,
 )
 _PROPAGATE_TO_METADATA = frozenset(
-    ("checkpoint_ns", "graph_id", "checkpoint_id", "run_id", "thread_id", "task_id",
-     "assistant_id")
+    ("checkpoint_ns", "graph_id", "checkpoint_id", "run_id", "thread_id", "task_id", "assistant_id")
 )
 
 
@@ -351,4 +370,3 @@ def ensure_config(*configs: RunnableConfig | None) -> RunnableConfig:
             if key not in metadata and (value := configurable.get(key)):
                 metadata[key] = value
     return out  # type: ignore[return-value]
-

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import sys
-from collections import deque
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field, make_dataclass
 from datetime import timedelta
 from typing import (
     TYPE_CHECKING,
@@ -441,23 +440,26 @@ _TASK_DC_KWARGS: dict[str, Any] = (
 )
 
 
-@dataclass(**_TASK_DC_KWARGS)
-class PregelExecutableTask:
-    """A task ready to run in the current super-step."""
-
-    name: str
-    input: Any
-    proc: Any
-    writes: deque[tuple[str, Any]]
-    config: dict[str, Any]
-    triggers: Sequence[str]
-    retry_policy: Sequence[RetryPolicy]
-    cache_key: CacheKey | None
-    id: str
-    path: tuple[str | int | tuple, ...]
-    writers: Sequence[Any] = ()
-    subgraphs: Sequence[Any] = ()
-    timeout: TimeoutPolicy | None = None
+# (name, annotation) of every field, then the three optional ones with their defaults; the
+# order is LangGraph's, which positional construction relies on.
+_TASK_FIELDS: list[Any] = [
+    ("name", "str"),
+    ("input", "Any"),
+    ("proc", "Any"),
+    ("writes", "deque[tuple[str, Any]]"),
+    ("config", "dict[str, Any]"),
+    ("triggers", "Sequence[str]"),
+    ("retry_policy", "Sequence[RetryPolicy]"),
+    ("cache_key", "CacheKey | None"),
+    ("id", "str"),
+    ("path", "tuple[str | int | tuple, ...]"),
+    ("writers", "Sequence[Any]", field(default=())),
+    ("subgraphs", "Sequence[Any]", field(default=())),
+    ("timeout", "TimeoutPolicy | None", field(default=None)),
+]
+PregelExecutableTask = make_dataclass("PregelExecutableTask", _TASK_FIELDS, **_TASK_DC_KWARGS)
+PregelExecutableTask.__module__ = __name__
+PregelExecutableTask.__doc__ = "A task ready to run in the current super-step."
 
 
 class StateSnapshot(NamedTuple):

@@ -49,9 +49,8 @@ def _no_op_writer(_: Any) -> None:
 
 def _named(ann: Any, name: str, modules: tuple[str, ...]) -> bool:
     """`ann` is the class `name` defined in one of `modules` (matched by name, no import)."""
-    return (
-        getattr(ann, "__name__", None) == name
-        and getattr(ann, "__module__", "").startswith(modules)
+    return getattr(ann, "__name__", None) == name and getattr(ann, "__module__", "").startswith(
+        modules
     )
 
 
@@ -233,9 +232,7 @@ class RunnableCallable:
                     value = runtime if source == _FROM_RUNTIME else getattr(runtime, attr, MISSING)
                 if value is MISSING:
                     if default is _EMPTY:
-                        raise ValueError(
-                            f"Missing required config key '{attr}' for '{self.name}'."
-                        )
+                        raise ValueError(f"Missing required config key '{attr}' for '{self.name}'.")
                     value = default
                 kwargs[kw] = value
         return args, kwargs
@@ -275,9 +272,7 @@ class RunnableCallable:
                 return ret.invoke(input, config)
         return ret
 
-    async def ainvoke(
-        self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
-    ) -> Any:
+    async def ainvoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
         afunc = self.afunc
         if afunc is None:
             return self.invoke(input, config, **kwargs)
@@ -344,7 +339,9 @@ def _generator_runnable(thing: Any, name: str | None, trace: bool) -> RunnableCa
         return output
 
     return RunnableCallable(
-        consume, _in_worker_thread(consume), name=name or getattr(thing, "__name__", None),
+        consume,
+        _in_worker_thread(consume),
+        name=name or getattr(thing, "__name__", None),
         trace=trace,
     )
 
@@ -384,9 +381,7 @@ class _RunnableParallel:
     def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
         return {k: step.invoke(input, config) for k, step in self.steps.items()}
 
-    async def ainvoke(
-        self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
-    ) -> Any:
+    async def ainvoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
         return {k: await _ainvoke(step, input, config) for k, step in self.steps.items()}
 
 
@@ -412,8 +407,7 @@ def coerce_to_runnable(thing: Any, *, name: str | None = None, trace: bool = Tru
     if isinstance(thing, dict):
         return _RunnableParallel(thing)
     raise TypeError(
-        "Expected a Runnable, callable or dict."
-        f"Instead got an unsupported type: {type(thing)}"
+        f"Expected a Runnable, callable or dict.Instead got an unsupported type: {type(thing)}"
     )
 
 
@@ -489,9 +483,7 @@ class RunnableSeq:
             value = step.invoke(value, config)
         return value
 
-    async def ainvoke(
-        self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
-    ) -> Any:
+    async def ainvoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
         if config is None:
             config = ensure_config()
         elif "run_name" in config or "run_id" in config:
@@ -507,4 +499,3 @@ class RunnableSeq:
         for step in self._rest:
             value = await _ainvoke(step, value, config)
         return value
-

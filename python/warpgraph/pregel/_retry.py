@@ -105,9 +105,7 @@ def _first_attempt_ready(config: dict[str, Any]) -> bool:
     if type(runtime) is not Runtime:
         return not isinstance(runtime, Runtime)
     info = runtime.execution_info
-    return (
-        info is not None and info.node_attempt == 1 and info.node_first_attempt_time is not None
-    )
+    return info is not None and info.node_attempt == 1 and info.node_first_attempt_time is not None
 
 
 def _fallback_info(task: Any, config: dict[str, Any], conf: dict[str, Any]) -> ExecutionInfo:
@@ -220,9 +218,7 @@ def _retry_config(config: dict[str, Any]) -> dict[str, Any]:
     if scratchpad is not None:
         counter = itertools.count(0).__next__
         if dataclasses.is_dataclass(scratchpad):
-            conf[CONFIG_KEY_SCRATCHPAD] = dataclasses.replace(
-                scratchpad, interrupt_counter=counter
-            )
+            conf[CONFIG_KEY_SCRATCHPAD] = dataclasses.replace(scratchpad, interrupt_counter=counter)
         elif hasattr(scratchpad, "_replace"):
             conf[CONFIG_KEY_SCRATCHPAD] = scratchpad._replace(interrupt_counter=counter)
     return {**config, CONF: conf}

@@ -316,4 +316,3 @@ async def _gated(sem: asyncio.Semaphore | None, task: Any, policy: Any) -> None:
     else:
         async with sem:
             await arun_with_retry(task, policy)
-

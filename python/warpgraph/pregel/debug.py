@@ -264,24 +264,20 @@ def map_debug_checkpoint(
     }
 
 
-COLOR_MAPPING = {
-    "black": "0;30",
-    "red": "0;31",
-    "green": "0;32",
-    "yellow": "0;33",
-    "blue": "0;34",
-    "magenta": "0;35",
-    "cyan": "0;36",
-    "white": "0;37",
-    "gray": "1;30",
-}
+_BASIC_COLORS = ("black", "red", "green", "yellow", "blue", "magenta", "cyan", "white")
+COLOR_MAPPING = {name: f"0;3{i}" for i, name in enumerate(_BASIC_COLORS)} | {"gray": "1;30"}
+"""Color name -> ANSI SGR parameters used by print_mode output."""
+
+
+def _ansi(text: str, sgr: str) -> str:
+    return f"\033[{sgr}m{text}\033[0m"
 
 
 def get_colored_text(text: str, color: str) -> str:
     """`text` in an ANSI color (print_mode output)."""
-    return f"\033[1;3{COLOR_MAPPING[color]}m{text}\033[0m"
+    return _ansi(text, "1;3" + COLOR_MAPPING[color])
 
 
 def get_bolded_text(text: str) -> str:
     """`text` in ANSI bold (print_mode output)."""
-    return f"\033[1m{text}\033[0m"
+    return _ansi(text, "1")

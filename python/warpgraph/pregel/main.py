@@ -343,18 +343,11 @@ class Pregel(SnapshotMixin):
         debug: Any,
         kwargs: dict,
     ) -> tuple:
-        if (cd := kwargs.pop("checkpoint_during", None)) is not None:
-            if durability is not None:
-                raise ValueError(
-                    "Cannot use both `checkpoint_during` and `durability` parameters. Please use `durability` instead."
-                )
-            durability = "async" if cd else "exit"
+        durability = _legacy_durability(durability, kwargs.pop("checkpoint_during", None))
         if stream_mode is None:
-            stream_mode = (
-                "values"
-                if config is not None and CONFIG_KEY_TASK_ID in config.get(CONF, {})
-                else self.stream_mode
-            )
+            # a nested run (inside a parent's task) reports values; a root run its default
+            nested = config is not None and CONFIG_KEY_TASK_ID in config.get(CONF, {})
+            stream_mode = "values" if nested else self.stream_mode
         if debug or self.debug:
             print_mode = ["updates", "values"]
         out: deque = deque()
@@ -485,3 +478,15 @@ def _managed_getter(spec: Any) -> Any:
             f"Unsupported managed value {spec!r}: expected a class with get(scratchpad)"
         )
     return get
+
+
+def _legacy_durability(durability: Any, checkpoint_during: bool | None) -> Any:
+    """`durability` from the deprecated `checkpoint_during` flag (True: async, False: exit)."""
+    if checkpoint_during is None:
+        return durability
+    if durability is not None:
+        raise ValueError(
+            "Cannot use both `checkpoint_during` and `durability` parameters. "
+            "Please use `durability` instead."
+        )
+    return "async" if checkpoint_during else "exit"

@@ -8,6 +8,7 @@ import sys
 from abc import ABCMeta
 from collections.abc import AsyncIterator, Collection, Iterator, Mapping, Sequence
 from datetime import datetime, timezone
+from itertools import chain
 from typing import Any, Generic, Literal, NamedTuple, TypedDict, TypeVar
 
 from warpgraph._internal._typing import MISSING
@@ -119,22 +120,24 @@ def get_checkpoint_id(config: RunnableConfig) -> str | None:
 def get_checkpoint_metadata(
     config: RunnableConfig, metadata: CheckpointMetadata
 ) -> CheckpointMetadata:
-    """`metadata` plus the scalar entries of config metadata/configurable (NULs stripped)."""
-    out: dict[str, Any] = dict(metadata)
-    for k, v in out.items():  # replacing values (not keys) while iterating is allowed
-        if isinstance(v, str):
-            out[k] = v.replace("\u0000", "")
-    excluded = EXCLUDED_METADATA_KEYS
-    for source in (config.get("metadata"), config.get("configurable")):
-        if not source:
+    """`metadata` plus the scalar entries of config metadata/configurable (NULs stripped).
+
+    Keys already in `metadata`, excluded keys and `__`-private keys are not copied; nor are
+    values that are not str/int/float/bool.
+    """
+    out: dict[str, Any] = {
+        k: v.replace("\u0000", "") if isinstance(v, str) else v for k, v in metadata.items()
+    }
+    extra = chain(
+        (config.get("metadata") or {}).items(), (config.get("configurable") or {}).items()
+    )
+    for key, value in extra:
+        if key in out or key in EXCLUDED_METADATA_KEYS or key.startswith("__"):
             continue
-        for key, value in source.items():
-            if key in excluded or key in out or key.startswith("__"):
-                continue
-            if isinstance(value, str):
-                out[key] = value.replace("\u0000", "")
-            elif isinstance(value, (int, bool, float)):
-                out[key] = value
+        if isinstance(value, str):
+            out[key] = value.replace("\u0000", "")
+        elif isinstance(value, (int, float)):  # bool is an int
+            out[key] = value
     return out  # type: ignore[return-value]
 
 
