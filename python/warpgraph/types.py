@@ -28,7 +28,6 @@ from warpgraph._internal._constants import (
 )
 from warpgraph._internal._constants import INTERRUPT as _INTERRUPT_KEY
 from warpgraph._internal._fields import get_cached_annotated_keys, get_update_as_tuples
-from warpgraph._internal._typing import MISSING
 from warpgraph.errors import _DeprecatedSinceV10, _DeprecatedSinceV11
 
 if TYPE_CHECKING:
@@ -340,6 +339,14 @@ def _interrupt_id(ns: str, answered: int) -> str:
     return _xxh3_128_hexdigest(text.encode())
 
 
+def _legacy_interrupt_id(id: str, ns: Any) -> str:
+    """Interrupts made before ids existed were addressed by namespace parts (`ns=`): an
+    Interrupt built that way, without an explicit id, gets the hash of the joined parts."""
+    if id != _DEFAULT_INTERRUPT_ID or not isinstance(ns, Sequence):
+        return id
+    return _xxh3_128_hexdigest(NS_SEP.join(ns).encode())
+
+
 @final
 @dataclass(init=False, slots=True)
 class Interrupt(Generic[ResponseT]):
@@ -360,13 +367,8 @@ class Interrupt(Generic[ResponseT]):
         response_schema: type[ResponseT] | dict[str, Any] | None = None,
         **deprecated_kwargs: Any,
     ) -> None:
-        self.value = value
-        self.response_schema = response_schema
-        ns = deprecated_kwargs.get("ns", MISSING)
-        if ns is not MISSING and id == _DEFAULT_INTERRUPT_ID and isinstance(ns, Sequence):
-            self.id = _xxh3_128_hexdigest("|".join(ns).encode())
-        else:
-            self.id = id
+        self.value, self.response_schema = value, response_schema
+        self.id = _legacy_interrupt_id(id, deprecated_kwargs.get("ns"))
 
     @classmethod
     def from_ns(
@@ -377,7 +379,7 @@ class Interrupt(Generic[ResponseT]):
         response_schema: type[ResponseT] | dict[str, Any] | None = None,
     ) -> Interrupt[ResponseT]:
         """The first interrupt of the task whose checkpoint namespace is `ns`."""
-        return cls(value=value, id=_interrupt_id(ns, 0), response_schema=response_schema)
+        return cls(value, _interrupt_id(ns, 0), response_schema=response_schema)
 
     @property
     def interrupt_id(self) -> str:
