@@ -24,8 +24,9 @@ from warpgraph._internal._constants import (
     NS_SEP,
 )
 from warpgraph.config import ensure_config, get_config
-from warpgraph.pregel._loop import RUN, PregelLoop, Stream
+from warpgraph.pregel._loop import RUN, PregelLoop
 from warpgraph.pregel._persist import ACTIVE, SaverSession
+from warpgraph.pregel._stream import Stream
 
 __all__ = ("adrive", "drive", "setup_loop")
 

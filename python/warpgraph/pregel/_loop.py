@@ -9,7 +9,7 @@ once; task construction is in `_algo.py`, the per-step bookkeeping in the Engine
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Generator, Sequence
 from typing import Any
 
 from warpgraph._internal._constants import (
@@ -59,6 +59,8 @@ from warpgraph.pregel._io import (
     map_output_updates,
     read_channels,
 )
+from warpgraph.pregel._savers import _is_memory_saver, _saver_next_version
+from warpgraph.pregel._stream import LATEST, Stream, _lazy_ok, duplex
 from warpgraph.pregel.debug import (
     map_debug_checkpoint,
     map_debug_task_results,
@@ -68,27 +70,6 @@ from warpgraph.pregel.debug import (
 from warpgraph.types import Command, Send
 
 RUN = "run"
-
-
-class Stream:
-    """Where the loop puts `(namespace, mode, payload)` chunks; `modes` filters them."""
-
-    __slots__ = ("modes", "put")
-
-    def __init__(self, put: Callable[[tuple], None], modes: set[str]) -> None:
-        self.put = put
-        self.modes = modes
-
-
-def duplex(*streams: Stream) -> Stream:
-    """One stream feeding several (each gets only its own modes)."""
-
-    def put(chunk: tuple) -> None:
-        for s in streams:
-            if chunk[1] in s.modes:
-                s.put(chunk)
-
-    return Stream(put, {m for s in streams for m in s.modes})
 
 
 class PregelLoop:
@@ -751,62 +732,6 @@ class PregelLoop:
         if exc is None:
             self.output = read_channels(self.engine, self.output_keys)
         return False
-
-
-class _Latest:
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        return "LATEST"
-
-
-LATEST: Any = _Latest()
-"""`latest_values` marker: the output channels' values now (read by `latest_output`)."""
-_LAZY_TYPES: Any = None
-
-
-def _lazy_ok(graph: Any, keys: Any) -> bool:
-    """Every output channel changes only through writes that also produce a values chunk
-    (LastValue / BinaryOperatorAggregate: no clearing on a new step, consume or finish)."""
-    global _LAZY_TYPES
-    if _LAZY_TYPES is None:
-        from warpgraph.channels import BinaryOperatorAggregate, LastValue
-
-        _LAZY_TYPES = (LastValue, BinaryOperatorAggregate)
-    chans = graph.channels
-    cache = graph.__dict__.setdefault("_lazy_values_cache", {})
-    key = keys if isinstance(keys, str) else tuple(keys)
-    ok = cache.get(key)
-    if ok is None:
-        ok = cache[key] = all(
-            type(chans.get(k)) in _LAZY_TYPES for k in ((keys,) if isinstance(keys, str) else keys)
-        )
-    return ok
-
-
-def _is_memory_saver(saver: Any) -> bool:
-    nv = _saver_next_version()
-    return (
-        bool(nv)
-        and type(saver).__module__ == "warpgraph.checkpoint.memory"
-        and (type(saver).__name__ in ("InMemorySaver", "MemorySaver"))
-    )
-
-
-_SAVER_NV: Any = None
-
-
-def _saver_next_version() -> Any:
-    """InMemorySaver's get_next_version (string versions), which the engine computes natively."""
-    global _SAVER_NV
-    if _SAVER_NV is None:
-        try:
-            from warpgraph.checkpoint.memory import InMemorySaver
-
-            _SAVER_NV = InMemorySaver.get_next_version
-        except ImportError:
-            _SAVER_NV = False
-    return _SAVER_NV
 
 
 __all__ = ("CONFIG_KEY_RUNTIME", "RUN", "PregelLoop", "Stream", "duplex")
