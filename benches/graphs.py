@@ -75,11 +75,27 @@ def small3(lib, saver):
     g.add_edge("x", "y")
     g.add_edge("y", "z")
     g.add_edge("z", lib.END)
-    return g.compile(checkpointer=saver), {"a": 1, "b": 0, "c": 0}, {"a": 2, "b": 4, "c": 6}, 1, "invoke"
+    return (
+        g.compile(checkpointer=saver),
+        {"a": 1, "b": 0, "c": 0},
+        {"a": 2, "b": 4, "c": 6},
+        1,
+        "invoke",
+    )
 
 
-CASES = {"chain100": chain, "loop1000": loop, "fanout1000": fanout, "wide100": wide,
-         "small3": small3}
+CASES = {
+    "chain100": chain,
+    "loop1000": loop,
+    "fanout1000": fanout,
+    "wide100": wide,
+    "small3": small3,
+}
 # speedup targets (reference median / warpgraph median) the README reports against
-TARGETS = {("chain100", "none"): 30, ("loop1000", "none"): 30, ("wide100", "none"): 30,
-           ("fanout1000", "none"): 20, **{(c, "memory"): 10 for c in CASES}}
+TARGETS = {
+    ("chain100", "none"): 30,
+    ("loop1000", "none"): 30,
+    ("wide100", "none"): 30,
+    ("fanout1000", "none"): 20,
+    **{(c, "memory"): 10 for c in CASES},
+}

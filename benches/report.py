@@ -17,8 +17,15 @@ from graphs import CASES, TARGETS
 
 
 def run_benches(out: Path) -> None:
-    cmd = [sys.executable, "-m", "pytest", str(Path(__file__).parent / "test_bench_graphs.py"),
-           "-q", "--benchmark-enable", f"--benchmark-json={out}"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pytest",
+        str(Path(__file__).parent / "test_bench_graphs.py"),
+        "-q",
+        "--benchmark-enable",
+        f"--benchmark-json={out}",
+    ]
     subprocess.run(cmd, check=True)
 
 
@@ -42,10 +49,15 @@ def table(data: dict) -> str:
         "| --- | --- | --- | --- | --- | --- | --- |",
     ]
     order = {c: i for i, c in enumerate(CASES)}
-    for (case, saver), r in sorted(rows.items(), key=lambda kv: (order[kv[0][0]], kv[0][1] != "none")):
+    for (case, saver), r in sorted(
+        rows.items(), key=lambda kv: (order[kv[0][0]], kv[0][1] != "none")
+    ):
         ref, wg = r.get("langgraph"), r.get("warpgraph")
-        per = (f"{_fmt_time(ref / r['units'])} → {_fmt_time(wg / r['units'])} per {r['unit']}"
-               if ref and wg else "")
+        per = (
+            f"{_fmt_time(ref / r['units'])} → {_fmt_time(wg / r['units'])} per {r['unit']}"
+            if ref and wg
+            else ""
+        )
         speed = f"{ref / wg:.1f}×" if ref and wg else "n/a"
         target = TARGETS.get((case, saver))
         lines.append(

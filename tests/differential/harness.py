@@ -269,16 +269,18 @@ def _finish(scn: Scenario, traces: list[dict], label: str) -> dict:
     return ref
 
 
-def compare_sync(scn: Scenario, api: str, durability: str | None,
-                 target: Lib | None = None) -> dict:
+def compare_sync(
+    scn: Scenario, api: str, durability: str | None, target: Lib | None = None
+) -> dict:
     """Run the sync API on the reference and the target; fail on any difference."""
     target = target or target_lib()
     traces = [run_sync(scn, lib, api, durability) for lib in (get_lib("langgraph"), target)]
     return _finish(scn, traces, f"{api}, sync, durability={durability}")
 
 
-async def compare_async(scn: Scenario, api: str, durability: str | None,
-                        target: Lib | None = None) -> dict:
+async def compare_async(
+    scn: Scenario, api: str, durability: str | None, target: Lib | None = None
+) -> dict:
     """Run the async API on the reference and the target; fail on any difference."""
     target = target or target_lib()
     traces = [await run_async(scn, lib, api, durability) for lib in (get_lib("langgraph"), target)]

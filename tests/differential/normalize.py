@@ -111,7 +111,9 @@ class Normalizer:
         if BaseModel is not None and isinstance(obj, BaseModel):
             return {f"!{cls}": {k: self(getattr(obj, k)) for k in type(obj).model_fields}}
         if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-            return {f"!{cls}": {f.name: self(getattr(obj, f.name)) for f in dataclasses.fields(obj)}}
+            return {
+                f"!{cls}": {f.name: self(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+            }
         if isinstance(obj, type):
             return {"!type": obj.__name__}
         return {"!obj": cls}

@@ -46,13 +46,18 @@ def specs(draw) -> Spec:
     static = tuple(draw(st.lists(st.tuples(st.sampled_from(nodes), targets), max_size=k + 2)))
     cond_srcs = draw(st.lists(st.sampled_from(nodes), max_size=3, unique=True))
     conditional = tuple(
-        (src, tuple(draw(st.lists(targets, min_size=1, max_size=3, unique=True))),
-         draw(st.booleans()))
+        (
+            src,
+            tuple(draw(st.lists(targets, min_size=1, max_size=3, unique=True))),
+            draw(st.booleans()),
+        )
         for src in cond_srcs
     )
     waiting = tuple(
-        (tuple(draw(st.lists(st.sampled_from(nodes), min_size=2, max_size=3, unique=True))),
-         draw(st.sampled_from(nodes)))
+        (
+            tuple(draw(st.lists(st.sampled_from(nodes), min_size=2, max_size=3, unique=True))),
+            draw(st.sampled_from(nodes)),
+        )
         for _ in range(draw(st.integers(0, 2)))
     )
     return Spec(

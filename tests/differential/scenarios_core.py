@@ -1,6 +1,5 @@
 """Scenarios: control flow (chains, fan-out/in, loops, Send, Command, defer, joins, channels)."""
 
-
 import itertools
 import operator
 from dataclasses import dataclass, field
@@ -70,8 +69,10 @@ def chain12_sequence(lib):
     g = lib.StateGraph(Acc)
     fns = []
     for i in range(12):
+
         def step(s, i=i):
             return {"n": s.get("n", 0) * 2 + i, "items": [f"s{i}"]}
+
         step.__name__ = f"s{i}"
         fns.append(step)
     g.add_sequence(fns)

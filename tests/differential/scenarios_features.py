@@ -16,8 +16,12 @@ def messages_state(lib):
 
     def edit(s):
         first = s["messages"][0]
-        return {"messages": [{"role": "user", "content": "edited", "id": first.id},
-                             {"role": "system", "content": "sys", "id": "fixed-id"}]}
+        return {
+            "messages": [
+                {"role": "user", "content": "edited", "id": first.id},
+                {"role": "system", "content": "sys", "id": "fixed-id"},
+            ]
+        }
 
     g = lib.StateGraph(lib.MessagesState)
     g.add_node("bot", bot)
@@ -25,8 +29,7 @@ def messages_state(lib):
     g.add_edge(lib.START, "bot")
     g.add_edge("bot", "edit")
     g.add_edge("edit", lib.END)
-    inputs = [{"messages": [{"role": "user", "content": "hi"}]},
-              {"messages": [("user", "again")]}]
+    inputs = [{"messages": [{"role": "user", "content": "hi"}]}, {"messages": [("user", "again")]}]
     return g.compile(checkpointer=lib.InMemorySaver()), inputs, thread()
 
 
@@ -220,8 +223,14 @@ def retry_policy(lib):
 
 @scenario(subgraphs=True)
 def config_seen_by_nodes(lib):
-    keys = ("langgraph_step", "langgraph_node", "langgraph_triggers", "langgraph_path",
-            "langgraph_checkpoint_ns", "thread_id")
+    keys = (
+        "langgraph_step",
+        "langgraph_node",
+        "langgraph_triggers",
+        "langgraph_path",
+        "langgraph_checkpoint_ns",
+        "thread_id",
+    )
 
     def look(s):
         cfg = lib.get_config()
@@ -257,6 +266,7 @@ def _invalid(lib, variant: str):
 
 
 for _variant in ("unknown_target", "no_entry", "duplicate_node", "reserved_name"):
+
     def _build(lib, _v=_variant):
         return _invalid(lib, _v)
 

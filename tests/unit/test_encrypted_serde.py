@@ -78,8 +78,12 @@ def test_works_inside_a_saver() -> None:
     saver = InMemorySaver(serde=EncryptedSerializer.from_aes_gcm(key=b"s" * 32))
     config = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
     checkpoint = {
-        "v": 4, "id": "1f0e0000-0000-6000-8000-000000000001", "ts": "2026-01-01T00:00:00+00:00",
-        "channel_values": {"a": "secret"}, "channel_versions": {"a": 1}, "versions_seen": {},
+        "v": 4,
+        "id": "1f0e0000-0000-6000-8000-000000000001",
+        "ts": "2026-01-01T00:00:00+00:00",
+        "channel_values": {"a": "secret"},
+        "channel_versions": {"a": 1},
+        "versions_seen": {},
     }
     saved = saver.put(config, checkpoint, {"source": "input", "step": -1}, {"a": 1})
     assert saver.get_tuple(saved).checkpoint["channel_values"] == {"a": "secret"}

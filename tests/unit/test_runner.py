@@ -88,14 +88,25 @@ def make_task(side: _Side, name: str, fn: Any, i: int = 0, retry=(), writers=(),
         execution_info=side.Info(checkpoint_id="ckpt", checkpoint_ns=ns, task_id=str(i))
     )
     config = {
-        CONF: {CONFIG_KEY_SEND: writes.extend, CONFIG_KEY_RUNTIME: runtime,
-               CONFIG_KEY_CHECKPOINT_NS: ns},
+        CONF: {
+            CONFIG_KEY_SEND: writes.extend,
+            CONFIG_KEY_RUNTIME: runtime,
+            CONFIG_KEY_CHECKPOINT_NS: ns,
+        },
     }
     node = side.runnable.coerce_to_runnable(fn, name=name, trace=False)
     proc = side.runnable.RunnableSeq(node, _writer(side))
     return side.Task(
-        name=name, input=i, proc=proc, writes=writes, config=config, triggers=(),
-        retry_policy=retry, cache_key=None, id=str(i), path=("__pregel_pull", name),
+        name=name,
+        input=i,
+        proc=proc,
+        writes=writes,
+        config=config,
+        triggers=(),
+        retry_policy=retry,
+        cache_key=None,
+        id=str(i),
+        path=("__pregel_pull", name),
         writers=writers,
     )
 
@@ -263,8 +274,11 @@ def test_interrupts_of_several_tasks_are_merged():
         def intr(x):
             raise side.GraphInterrupt((side.Interrupt(value=x, id=f"i{x}"),))
 
-        return [make_task(side, "a", intr, 0), make_task(side, "b", intr, 1),
-                make_task(side, "c", ok, 2)]
+        return [
+            make_task(side, "a", intr, 0),
+            make_task(side, "b", intr, 1),
+            make_task(side, "c", ok, 2),
+        ]
 
     ours, theirs = compare(scenario)
     assert ours == theirs
@@ -365,8 +379,9 @@ def _retry_run(side: _Side, tick, policy_kw: dict, fail_times: int, exc_type=Val
 
     def node(x, config):
         conf = config[CONF]
-        attempts.append((conf[CONFIG_KEY_RUNTIME].execution_info.node_attempt,
-                         conf.get(CONFIG_KEY_RESUMING)))
+        attempts.append(
+            (conf[CONFIG_KEY_RUNTIME].execution_info.node_attempt, conf.get(CONFIG_KEY_RESUMING))
+        )
         if len(attempts) <= fail_times:
             raise exc_type(f"fail {len(attempts)}")
         return x
@@ -391,8 +406,13 @@ def _retry_run(side: _Side, tick, policy_kw: dict, fail_times: int, exc_type=Val
 def test_retry_policy_matches_langgraph(monkeypatch, policy_kw, fail_times, exc_type):
     sleeps: list = []
     monkeypatch.setattr(time, "sleep", sleeps.append)
-    policy_kw = {"initial_interval": 0.01, "backoff_factor": 3.0, "max_interval": 0.05,
-                 "jitter": False, **policy_kw}
+    policy_kw = {
+        "initial_interval": 0.01,
+        "backoff_factor": 3.0,
+        "max_interval": 0.05,
+        "jitter": False,
+        **policy_kw,
+    }
     ours = _retry_run(WG, wg_tick, policy_kw, fail_times, exc_type)
     our_sleeps = list(sleeps)
     sleeps.clear()
@@ -404,8 +424,14 @@ def test_retry_policy_matches_langgraph(monkeypatch, policy_kw, fail_times, exc_
 def test_backoff_intervals_without_jitter(monkeypatch):
     sleeps: list = []
     monkeypatch.setattr(time, "sleep", sleeps.append)
-    kw = {"initial_interval": 0.5, "backoff_factor": 2.0, "max_interval": 1.5, "max_attempts": 5,
-              "jitter": False, "retry_on": ValueError}
+    kw = {
+        "initial_interval": 0.5,
+        "backoff_factor": 2.0,
+        "max_interval": 1.5,
+        "max_attempts": 5,
+        "jitter": False,
+        "retry_on": ValueError,
+    }
     attempts, _, exc = _retry_run(WG, wg_tick, kw, 10)
     assert [a for a, _ in attempts] == [1, 2, 3, 4, 5]
     assert sleeps == [0.5, 1.0, 1.5, 1.5]  # min(max_interval, initial * factor**(n-1))
@@ -702,16 +728,20 @@ async def test_async_max_concurrency():
         running[0] -= 1
         return x
 
-    commits, exc = await wg_atick([make_task(WG, f"n{i}", node, i) for i in range(6)],
-                                  max_concurrency=2)
+    commits, exc = await wg_atick(
+        [make_task(WG, f"n{i}", node, i) for i in range(6)], max_concurrency=2
+    )
     assert exc is None and len(commits) == 6 and peak[0] == 2
 
 
 async def test_async_context_and_runtime_injection():
     async def node(x, config, runtime):
         await asyncio.sleep(0)
-        return (get_config() is config, runtime.execution_info.node_attempt,
-                runtime.execution_info.node_first_attempt_time is not None)
+        return (
+            get_config() is config,
+            runtime.execution_info.node_attempt,
+            runtime.execution_info.node_first_attempt_time is not None,
+        )
 
     commits, exc = await wg_atick([make_task(WG, f"n{i}", node, i) for i in range(2)])
     assert exc is None
@@ -846,8 +876,14 @@ def test_execution_info_filled_when_the_runtime_has_none():
     commits, exc = wg_tick([task])
     info = commits[0][1][0][1]
     assert exc is None
-    assert (info.checkpoint_id, info.checkpoint_ns, info.task_id, info.thread_id, info.run_id,
-            info.node_attempt) == ("sub-ckpt", "sub:1|n:4", "4", "th", "run", 1)
+    assert (
+        info.checkpoint_id,
+        info.checkpoint_ns,
+        info.task_id,
+        info.thread_id,
+        info.run_id,
+        info.node_attempt,
+    ) == ("sub-ckpt", "sub:1|n:4", "4", "th", "run", 1)
     assert info.node_first_attempt_time is not None
 
 
