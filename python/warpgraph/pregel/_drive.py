@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import warnings
 from collections import deque
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Generator, Iterator
 from dataclasses import is_dataclass
 from typing import Any
 
@@ -47,6 +47,92 @@ def drive(
             _quiet(session.close)  # the consumer stopped early: keep what was produced
 
 
+_EMIT = "emit"
+_ASYNC_NAMES = {
+    "close": "aclose",
+    "flush": "aflush",
+    "get_tuple": "aget_tuple",
+    "direct": "adirect",
+    "commit": "acommit",
+    "await_inflight": "await_inflight",
+}
+
+
+def _steps(
+    machine: Any, loop: PregelLoop, session: SaverSession | None, out: deque | None
+) -> Generator[tuple, Any, None]:
+    """What both drivers do, written once: runs the loop's step machine and yields
+    `(_EMIT, chunk)` for the consumer or `(operation, *args)` for the driver to perform (a
+    session method or "tick"); the driver sends back the result or throws the error."""
+    hook = session is not None and session.hooks_tasks
+    value: Any = None
+    exc: BaseException | None = None
+    while True:
+        try:
+            op = machine.send(value) if exc is None else machine.throw(exc)
+        except StopIteration:
+            err = None
+            if session is not None:
+                try:
+                    yield ("close",)
+                except BaseException as e:  # noqa: BLE001
+                    err = e
+            yield from _drain(out)
+            if err is not None:
+                raise err from None
+            return
+        except BaseException as run_err:
+            if session is not None:
+                try:
+                    yield ("close",)
+                except BaseException as e:  # noqa: BLE001
+                    _note(run_err, e)
+            yield from _drain(out)
+            raise
+        value = exc = None
+        kind = op[0]
+        try:
+            if kind is RUN:
+                if session is not None:
+                    yield ("flush",)  # the previous step's checkpoint commits before this one
+            elif kind == "get_tuple":
+                value = yield ("get_tuple", op[1])
+            else:
+                if session.inflight:
+                    yield ("await_inflight",)  # task writes commit before what follows
+                if session.raw:
+                    yield ("direct", op)
+                else:
+                    items = session.write(op)
+                    if items:
+                        yield ("commit", items)
+        except BaseException as e:  # noqa: BLE001
+            exc = e
+            yield from _drain(out)
+            continue
+        if kind is not RUN:
+            continue
+        # LangGraph's runner yields queued output before running a step's tasks, after
+        # several tasks, and before raising a task's error
+        yield from _drain(out)
+        tasks = op[1]
+        token = ACTIVE.set(session) if hook and session.mode == "writer" else None
+        try:
+            yield ("tick", tasks, hook)
+        except BaseException as e:  # noqa: BLE001
+            exc = e
+        finally:
+            if token is not None:
+                ACTIVE.reset(token)
+        if exc is not None or len(tasks) > 1:
+            yield from _drain(out)
+
+
+def _drain(out: deque | None) -> Iterator[tuple]:
+    while out:
+        yield (_EMIT, out.popleft())
+
+
 def _drive_machine(
     machine: Any,
     loop: PregelLoop,
@@ -55,64 +141,27 @@ def _drive_machine(
     runner: Any,
     timeout: Any,
 ) -> Iterator[tuple]:
-    hook = session is not None and session.hooks_tasks
+    steps = _steps(machine, loop, session, out)
     value: Any = None
     exc: BaseException | None = None
     while True:
         try:
-            op = machine.send(value) if exc is None else machine.throw(exc)
+            item = steps.send(value) if exc is None else steps.throw(exc)
         except StopIteration:
-            err = _close(session)
-            if out:
-                while out:
-                    yield out.popleft()
-            if err is not None:
-                raise err from None
-            break
-        except BaseException as run_err:
-            _close(session, run_err)
-            if out:
-                while out:
-                    yield out.popleft()
-            raise
+            return
         value = exc = None
-        kind = op[0]
+        if item[0] is _EMIT:
+            yield item[1]
+            continue
         try:
-            if kind is RUN:
-                if session is not None:
-                    session.flush()  # the previous step's checkpoint commits before this one
-            elif kind == "get_tuple":
-                value = session.get_tuple(op[1])
-            elif session.raw:
-                session.direct(op)
+            if item[0] == "tick":
+                tasks, hook = item[1], item[2]
+                done = session.hook(loop, len(tasks), session.commit) if hook else loop.on_task_done
+                runner.tick(tasks, on_done=done, timeout=timeout)
             else:
-                items = session.write(op)
-                if items:
-                    session.commit(items)
+                value = getattr(session, item[0])(*item[1:])
         except BaseException as e:  # noqa: BLE001
             exc = e
-            while out:
-                yield out.popleft()
-            continue
-        if kind is not RUN:
-            continue
-        # LangGraph's runner yields queued output before running a step's tasks, after
-        # several tasks, and before raising a task's error
-        while out:
-            yield out.popleft()
-        tasks = op[1]
-        token = ACTIVE.set(session) if hook and session.mode == "writer" else None
-        try:
-            on_done = session.hook(loop, len(tasks), session.commit) if hook else loop.on_task_done
-            runner.tick(tasks, on_done=on_done, timeout=timeout)
-        except BaseException as e:  # noqa: BLE001
-            exc = e
-        finally:
-            if token is not None:
-                ACTIVE.reset(token)
-        if exc is not None or len(tasks) > 1:
-            while out:
-                yield out.popleft()
 
 
 async def adrive(
@@ -143,92 +192,31 @@ async def _adrive_machine(
     runner: Any,
     timeout: Any,
 ) -> AsyncIterator[tuple]:
-    hook = session is not None and session.hooks_tasks
+    steps = _steps(machine, loop, session, out)
     value: Any = None
     exc: BaseException | None = None
     while True:
         try:
-            op = machine.send(value) if exc is None else machine.throw(exc)
+            item = steps.send(value) if exc is None else steps.throw(exc)
         except StopIteration:
-            err = None
-            if session is not None:
-                try:
-                    await session.aclose()
-                except BaseException as e:  # noqa: BLE001
-                    err = e
-            if out:
-                while out:
-                    yield out.popleft()
-            if err is not None:
-                raise err from None
-            break
-        except BaseException as run_err:
-            if session is not None:
-                try:
-                    await session.aclose()
-                except BaseException as e:  # noqa: BLE001
-                    _note(run_err, e)
-            if out:
-                while out:
-                    yield out.popleft()
-            raise
+            return
         value = exc = None
-        kind = op[0]
+        if item[0] is _EMIT:
+            yield item[1]
+            continue
         try:
-            if kind is RUN:
-                if session is not None:
-                    await session.aflush()
-            elif kind == "get_tuple":
-                value = await session.aget_tuple(op[1])
+            if item[0] == "tick":
+                tasks, hook = item[1], item[2]
+                done = (
+                    session.hook(loop, len(tasks), session.start_commit)
+                    if hook
+                    else loop.on_task_done
+                )
+                await runner.atick(tasks, on_done=done, timeout=timeout)
             else:
-                if session.inflight:
-                    await session.await_inflight()  # task writes commit before what follows
-                if session.raw:
-                    await session.adirect(op)
-                else:
-                    items = session.write(op)
-                    if items:
-                        await session.acommit(items)
+                value = await getattr(session, _ASYNC_NAMES[item[0]])(*item[1:])
         except BaseException as e:  # noqa: BLE001
             exc = e
-            while out:
-                yield out.popleft()
-            continue
-        if kind is not RUN:
-            continue
-        # LangGraph's runner yields queued output before running a step's tasks, after
-        # several tasks, and before raising a task's error
-        while out:
-            yield out.popleft()
-        tasks = op[1]
-        token = ACTIVE.set(session) if hook and session.mode == "writer" else None
-        try:
-            on_done = (
-                session.hook(loop, len(tasks), session.start_commit) if hook else loop.on_task_done
-            )
-            await runner.atick(tasks, on_done=on_done, timeout=timeout)
-        except BaseException as e:  # noqa: BLE001
-            exc = e
-        finally:
-            if token is not None:
-                ACTIVE.reset(token)
-        if exc is not None or len(tasks) > 1:
-            while out:
-                yield out.popleft()
-
-
-def _close(session: SaverSession | None, run_err: BaseException | None = None) -> Any:
-    """End the session; with a run error, a close failure is attached to it as a note;
-    without one, the close failure is returned (to raise after the last chunks)."""
-    if session is None:
-        return None
-    try:
-        session.close()
-    except BaseException as e:  # noqa: BLE001
-        if run_err is None:
-            return e
-        _note(run_err, e)
-    return None
 
 
 def _note(run_err: BaseException, e: BaseException) -> None:
