@@ -3,81 +3,30 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Generic
+from typing import Generic
 
-from warpgraph._internal._compat import Self
 from warpgraph._internal._typing import MISSING
-from warpgraph.channels.base import BaseChannel, Value
-from warpgraph.errors import EmptyChannelError, InvalidUpdateError
+from warpgraph.channels._single import GuardedValueChannel
+from warpgraph.channels.base import Value
 
 __all__ = ("EphemeralValue",)
 
 
-class EphemeralValue(BaseChannel[Value, Value, Value], Generic[Value]):
+class EphemeralValue(GuardedValueChannel[Value], Generic[Value]):
     """Holds the value of the step just before; an empty update clears it.
 
     With `guard` (default) more than one write in a step is an error.
     """
 
-    __slots__ = ("guard", "value")
-
-    value: Value | Any
-    guard: bool
-
-    def __init__(self, typ: Any, guard: bool = True) -> None:
-        super().__init__(typ)
-        self.guard = guard
-        self.value = MISSING
+    __slots__ = ()
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, EphemeralValue) and other.guard == self.guard
 
-    @property
-    def ValueType(self) -> Any:
-        return self.typ
-
-    @property
-    def UpdateType(self) -> Any:
-        return self.typ
-
-    def _blank(self) -> Self:
-        twin = self.__class__(self.typ, self.guard)
-        twin.key = self.key
-        return twin
-
-    def copy(self) -> Self:
-        twin = self._blank()
-        twin.value = self.value
-        return twin
-
-    def from_checkpoint(self, checkpoint: Any) -> Self:
-        restored = self._blank()
-        if checkpoint is not MISSING:
-            restored.value = checkpoint
-        return restored
+    _label = "EphemeralValue"
 
     def update(self, values: Sequence[Value]) -> bool:
-        if len(values) == 0:
-            if self.value is MISSING:
-                return False
-            self.value = MISSING
+        if len(values) == 0 and self.value is not MISSING:
+            self.value = MISSING  # a step without a write clears it
             return True
-        if self.guard and len(values) > 1:
-            raise InvalidUpdateError(
-                f"At key '{self.key}': EphemeralValue(guard=True) can receive only one value "
-                "per step. Use guard=False if you want to store any one of multiple values."
-            )
-        self.value = values[-1]
-        return True
-
-    def get(self) -> Value:
-        value = self.value
-        if value is MISSING:
-            raise EmptyChannelError()
-        return value
-
-    def is_available(self) -> bool:
-        return self.value is not MISSING
-
-    def checkpoint(self) -> Any:
-        return self.value
+        return super().update(values)

@@ -7,6 +7,7 @@ from typing import Any, Generic
 
 from warpgraph._internal._compat import Self
 from warpgraph._internal._typing import MISSING
+from warpgraph.channels._single import SingleValueChannel
 from warpgraph.channels.base import BaseChannel, Value
 from warpgraph.errors import (
     EmptyChannelError,
@@ -18,38 +19,13 @@ from warpgraph.errors import (
 __all__ = ("LastValue", "LastValueAfterFinish")
 
 
-class LastValue(BaseChannel[Value, Value, Value], Generic[Value]):
+class LastValue(SingleValueChannel[Value], Generic[Value]):
     """Holds the last value written; at most one write per step."""
 
-    __slots__ = ("value",)
-
-    value: Value | Any
-
-    def __init__(self, typ: Any, key: str = "") -> None:
-        super().__init__(typ, key)
-        self.value = MISSING
+    __slots__ = ()
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, LastValue)
-
-    @property
-    def ValueType(self) -> Any:
-        return self.typ
-
-    @property
-    def UpdateType(self) -> Any:
-        return self.typ
-
-    def copy(self) -> Self:
-        twin = self.__class__(self.typ, self.key)
-        twin.value = self.value
-        return twin
-
-    def from_checkpoint(self, checkpoint: Any) -> Self:
-        restored = self.__class__(self.typ, self.key)
-        if checkpoint is not MISSING:
-            restored.value = checkpoint
-        return restored
 
     def update(self, values: Sequence[Value]) -> bool:
         count = len(values)
@@ -67,18 +43,6 @@ class LastValue(BaseChannel[Value, Value, Value], Generic[Value]):
             )
         self.value = values[0]
         return True
-
-    def get(self) -> Value:
-        value = self.value
-        if value is MISSING:
-            raise EmptyChannelError()
-        return value
-
-    def is_available(self) -> bool:
-        return self.value is not MISSING
-
-    def checkpoint(self) -> Any:
-        return self.value
 
 
 class LastValueAfterFinish(BaseChannel[Value, Value, tuple[Value, bool]], Generic[Value]):
