@@ -8,16 +8,7 @@ conformance = pytest.importorskip("langgraph.checkpoint.conformance")
 from langgraph.checkpoint.conformance.report import ProgressCallbacks
 from warpgraph.checkpoint.memory import InMemorySaver
 
-ALL = {
-    "put",
-    "put_writes",
-    "get_tuple",
-    "list",
-    "delete_thread",
-    "delete_for_runs",
-    "copy_thread",
-    "prune",
-}
+from ._conformance import assert_full_pass
 
 
 @conformance.checkpointer_test(name="warpgraph.InMemorySaver")
@@ -27,16 +18,7 @@ async def warpgraph_memory():
 
 async def test_inmemory_saver_passes_full_conformance_suite() -> None:
     report = await conformance.validate(warpgraph_memory, progress=ProgressCallbacks.quiet())
-    failures = {cap: res.failures for cap, res in report.results.items() if res.failures}
-    assert failures == {}
-    assert report.passed_all_base()
-    # The optional capabilities are detected (overridden) and pass, not skipped.
-    for cap in ALL:
-        result = report.results[cap]
-        assert result.detected, cap
-        assert result.passed is True, cap
-        assert result.tests_passed > 0, cap
-    assert report.passed_all()
+    assert_full_pass(report)  # the optional capabilities are detected and pass too
 
 
 @conformance.checkpointer_test(name="as_langgraph_saver(warpgraph.InMemorySaver)")
@@ -48,5 +30,4 @@ async def adapted_memory():
 
 async def test_langgraph_adapter_passes_full_conformance_suite() -> None:
     report = await conformance.validate(adapted_memory, progress=ProgressCallbacks.quiet())
-    assert {cap: res.failures for cap, res in report.results.items() if res.failures} == {}
-    assert all(report.results[cap].passed is True for cap in ALL)
+    assert_full_pass(report)

@@ -15,7 +15,7 @@ from langgraph.checkpoint.conformance.report import ProgressCallbacks
 from warpgraph.checkpoint.postgres import PostgresSaver
 from warpgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 
-from .test_sqlite_conformance import _assert_full_pass
+from ._conformance import assert_full_pass
 
 MODES = ["sync-conn", "sync-pool", "sync-pipeline", "async-conn", "async-pool", "async-pipeline"]
 
@@ -45,6 +45,6 @@ def _factory(mode: str, dsn: str):
 
 @pytest.mark.parametrize("mode", MODES)
 async def test_postgres_saver_passes_full_conformance_suite(mode: str, pg_dsn: str) -> None:
-    _assert_full_pass(
+    assert_full_pass(
         await conformance.validate(_factory(mode, pg_dsn), progress=ProgressCallbacks.quiet())
     )

@@ -12,31 +12,9 @@ from langgraph.checkpoint.conformance.report import ProgressCallbacks
 from warpgraph.checkpoint.sqlite import SqliteSaver
 from warpgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-ALL = {
-    "put",
-    "put_writes",
-    "get_tuple",
-    "list",
-    "delete_thread",
-    "delete_for_runs",
-    "copy_thread",
-    "prune",
-}
+from ._conformance import assert_full_pass
+
 _n = itertools.count()
-
-
-def _assert_full_pass(report) -> None:
-    """Every base test and every optional capability in ALL detected and passed (also
-    used by test_postgres_conformance)."""
-    failures = {cap: res.failures for cap, res in report.results.items() if res.failures}
-    assert failures == {}
-    assert report.passed_all_base()
-    for cap in ALL:
-        result = report.results[cap]
-        assert result.detected, cap
-        assert result.passed is True, cap
-        assert result.tests_passed > 0, cap
-    assert report.passed_all()
 
 
 async def test_async_sqlite_saver_file_passes_conformance(tmp_path) -> None:
@@ -46,7 +24,7 @@ async def test_async_sqlite_saver_file_passes_conformance(tmp_path) -> None:
         async with AsyncSqliteSaver.from_conn_string(path) as saver:
             yield saver
 
-    _assert_full_pass(await conformance.validate(factory, progress=ProgressCallbacks.quiet()))
+    assert_full_pass(await conformance.validate(factory, progress=ProgressCallbacks.quiet()))
 
 
 async def test_async_sqlite_saver_on_aiosqlite_connection_passes_conformance() -> None:
@@ -59,7 +37,7 @@ async def test_async_sqlite_saver_on_aiosqlite_connection_passes_conformance() -
             await saver.setup()
             yield saver
 
-    _assert_full_pass(await conformance.validate(factory, progress=ProgressCallbacks.quiet()))
+    assert_full_pass(await conformance.validate(factory, progress=ProgressCallbacks.quiet()))
 
 
 async def test_sync_sqlite_saver_passes_conformance(tmp_path) -> None:
@@ -74,4 +52,4 @@ async def test_sync_sqlite_saver_passes_conformance(tmp_path) -> None:
         finally:
             conn.close()
 
-    _assert_full_pass(await conformance.validate(factory, progress=ProgressCallbacks.quiet()))
+    assert_full_pass(await conformance.validate(factory, progress=ProgressCallbacks.quiet()))
