@@ -66,17 +66,10 @@ def reset_config_var(tokens: tuple[Any, Any]) -> None:
     _CONFIG.reset(token)
 
 
-class LazyConfig:
-    """What the runner puts in the config variable instead of a task config it has not
-    built yet: readers resolve it (building the task's config once)."""
-
-    __slots__ = ("task",)
-
-    def __init__(self, task: Any) -> None:
-        self.task = task
-
-    def resolve(self) -> RunnableConfig:
-        return self.task.config
+# Types whose instances the runner may put in the config variable instead of a task config
+# it has not built yet (the pregel layer registers its lazily configured task): readers
+# take their `.config`, which builds it once.
+LAZY_CONFIG_HOLDERS: set[type] = set()
 
 
 def _filled(method: Any) -> Any:
@@ -141,8 +134,8 @@ def lc_config_var() -> Any:
 
 def _current() -> Any:
     config = _CONFIG.get()
-    if type(config) is LazyConfig:
-        config = config.resolve()
+    if type(config) in LAZY_CONFIG_HOLDERS:
+        config = config.config
     return config
 
 

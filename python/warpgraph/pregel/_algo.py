@@ -37,6 +37,7 @@ from warpgraph._internal._constants import (
     TAG_HIDDEN,
 )
 from warpgraph._internal._scratchpad import PregelScratchpad
+from warpgraph.config import LAZY_CONFIG_HOLDERS
 from warpgraph.pregel._io import read_channels
 from warpgraph.runtime import ExecutionInfo, Runtime
 from warpgraph.types import PregelExecutableTask, Send
@@ -304,25 +305,28 @@ def runtime_for(loop: Any, task_ns: str, task_id: str) -> Any:
 
 
 class _StepCtx:
-    """What every task config of one step shares (see `_task_config`)."""
+    """What every task config of one step shares (see `_task_config`): the step and
+    checkpoint id it was prepared at; the rest is the run's and read from the loop."""
 
-    __slots__ = (
-        "_md",
-        "_sconf",
-        "base",
-        "base_tags",
-        "cid",
-        "conf",
-        "engine",
-        "graph",
-        "loop",
-        "previous",
-        "rt_base",
-        "run_id",
-        "step",
-        "stop",
-        "thread_id",
-    )
+    __slots__ = ("_md", "_sconf", "cid", "conf", "loop", "step")
+
+    def __init__(self, loop: Any, conf: dict, step: int, cid: str) -> None:
+        self.loop = loop
+        self.conf = conf
+        self.step = step
+        self.cid = cid
+        self._sconf = None
+
+    # constant for a run once its first step is prepared
+    base = property(lambda self: self.loop._task_base)
+    base_tags = property(lambda self: self.loop._task_base.get("tags"))
+    engine = property(lambda self: self.loop.engine)
+    graph = property(lambda self: self.loop.graph)
+    previous = property(lambda self: self.loop._previous)
+    rt_base = property(lambda self: self.conf.get(CONFIG_KEY_RUNTIME))
+    run_id = property(lambda self: self.loop._run_id)
+    stop = property(lambda self: self.loop.stop)
+    thread_id = property(lambda self: self.loop._thread_id)
 
     def shared(self) -> tuple[dict, dict]:
         """(configurable keys, metadata) common to the step's tasks, built on first use
@@ -409,23 +413,10 @@ def make_tasks(loop: Any, raw: list) -> dict:
     pns = loop.parent_ns
     base = loop._task_base
     lconf = loop.conf
-    ctx = _StepCtx()
-    ctx.base = base
-    ctx.base_tags = base.get("tags")
-    ctx._sconf = None
-    ctx.loop = loop
-    ctx.conf = lconf
-    ctx.engine = loop.engine
-    ctx.graph = loop.graph
-    ctx.step = loop.step
-    ctx.stop = loop.stop
-    ctx.cid = loop.checkpoint_id
-    ctx.thread_id = loop._thread_id
-    ctx.run_id = loop._run_id
-    ctx.previous = loop._previous
+    ctx = _StepCtx(loop, lconf, loop.step, loop.checkpoint_id)
     default_retry = loop.graph.retry_policy
     simple_pad = not loop.pending_writes and lconf.get(CONFIG_KEY_SCRATCHPAD) is None
-    rt_base = ctx.rt_base = lconf.get(CONFIG_KEY_RUNTIME)
+    rt_base = lconf.get(CONFIG_KEY_RUNTIME)
     rt_fast = type(rt_base) is Runtime and _RT_FIELDS == _RT_STD
     lazy = rt_fast and simple_pad and "run_name" not in base
     plans = lazy_plans(loop.graph) if lazy else None
@@ -436,39 +427,24 @@ def make_tasks(loop: Any, raw: list) -> dict:
         push = path[0] == PUSH
         if mapper is not None and not push:
             val = mapper(val)
+        if lazy and not push and not managed and plans.get(name) is not None:
+            out[task_id] = lazy_task(
+                loop,
+                lconf,
+                ctx.step,
+                ctx.cid,
+                task_id,
+                name,
+                path,
+                triggers,
+                val,
+                nodes[name],
+                plans[name],
+                retry or default_retry,
+            )
+            continue
         task_ns = f"{pns}{NS_SEP}{name}{NS_END}{task_id}" if pns else f"{name}{NS_END}{task_id}"
         writes: deque = deque()
-        if lazy and not push and not managed and plans.get(name) is not None:
-            t = _LazyUnfrozen(
-                name,
-                val,
-                node,
-                writes,
-                (
-                    ctx,
-                    name,
-                    task_id,
-                    path,
-                    triggers,
-                    task_ns,
-                    metadata,
-                    tags,
-                    False,
-                    writes,
-                    plans[name],
-                ),
-                triggers,
-                retry or default_retry,
-                None,
-                task_id,
-                path,
-                writers,
-                subgraphs,
-                timeout,
-            )
-            t.__class__ = LazyTask
-            out[task_id] = t
-            continue
         pad = None if simple_pad else scratchpad_for(loop, task_id, task_ns)
         if managed and not push:
             if pad is None:
@@ -510,6 +486,43 @@ def make_tasks(loop: Any, raw: list) -> dict:
     return out
 
 
+def lazy_task(
+    loop: Any,
+    conf: dict,
+    step: int,
+    cid: str,
+    task_id: str,
+    name: str,
+    path: tuple,
+    triggers: tuple,
+    val: Any,
+    info: tuple,
+    plan: tuple,
+    retry: Any,
+) -> Any:
+    """A pull task of a node with a plan (see `node_plan`) prepared at `step`/`cid` with the
+    loop's `conf`; its config is built on first use. `info` is the loop's node entry,
+    `retry` the node's or the graph's policies. Its stored config is the tuple
+    `(loop, conf, step, cid, plan)` until then."""
+    t = _LazyUnfrozen(
+        name,
+        val,
+        info[0],
+        deque(),
+        (loop, conf, step, cid, plan),
+        triggers,
+        retry,
+        None,
+        task_id,
+        path,
+        info[5],
+        info[6],
+        info[7],
+    )
+    t.__class__ = LazyTask
+    return t
+
+
 # ------------------------------------------------------------------ lazily configured tasks
 
 _BUILD_LOCK = threading.RLock()
@@ -530,20 +543,37 @@ class LazyTask(PregelExecutableTask):
             with _BUILD_LOCK:  # built once even if two threads ask at the same time
                 raw = _raw_config(self)
                 if type(raw) is tuple:
-                    raw = _task_config(*raw[:10])
+                    raw = self._build(*raw[:4])
                     _set_config(self, raw)
         return raw
+
+    def _build(self, loop: Any, conf: dict, step: int, cid: str) -> dict:
+        name, task_id, pns = self.name, self.id, loop.parent_ns
+        info = loop._nodes[name]
+        return _task_config(
+            _StepCtx(loop, conf, step, cid),
+            name,
+            task_id,
+            self.path,
+            self.triggers,
+            f"{pns}{NS_SEP}{name}{NS_END}{task_id}" if pns else f"{name}{NS_END}{task_id}",
+            info[2],
+            info[3],
+            False,
+            self.writes,
+        )
 
     def config_tags(self) -> Any:
         """The config's tags without building it."""
         raw = _raw_config(self)
         if type(raw) is tuple:
-            tags, base_tags = raw[7], raw[0].base_tags
+            tags, base_tags = raw[0]._nodes[self.name][3], raw[0]._task_base.get("tags")
             return (base_tags + tags if base_tags else tags) if tags else base_tags
         return raw.get("tags")
 
 
 LazyTask.__name__ = LazyTask.__qualname__ = PregelExecutableTask.__name__
+LAZY_CONFIG_HOLDERS.add(LazyTask)
 LazyTask.__module__ = PregelExecutableTask.__module__
 
 

@@ -26,6 +26,7 @@ from warpgraph._internal._constants import (
 from warpgraph.config import ensure_config, get_config
 from warpgraph.pregel._loop import RUN, PregelLoop
 from warpgraph.pregel._persist import ACTIVE, SaverSession
+from warpgraph.pregel._runner import PregelRunner
 from warpgraph.pregel._stream import Stream
 
 __all__ = ("adrive", "drive", "setup_loop")
@@ -38,6 +39,16 @@ def drive(
     machine = loop.run()
     session = (
         SaverSession(saver, loop.durability, False, loop.is_nested) if saver is not None else None
+    )
+    # nobody consumes chunks between steps and nothing hooks the tasks: the runner would
+    # run a lone task in this thread, so the loop may do it itself
+    loop.inline = (
+        session is None
+        and out is None
+        and loop.stream is None
+        and timeout is None
+        and runner.retry_policy is None
+        and type(runner).tick is PregelRunner.tick
     )
     try:
         yield from _drive_machine(machine, loop, session, out, runner, timeout)

@@ -59,6 +59,7 @@ from warpgraph.pregel._io import (
     map_output_updates,
     read_channels,
 )
+from warpgraph.pregel._lone import lone_steps, lone_steps_ok
 from warpgraph.pregel._savers import _is_memory_saver, _saver_next_version
 from warpgraph.pregel._stream import LATEST, Stream, _lazy_ok, duplex
 from warpgraph.pregel.debug import (
@@ -104,6 +105,8 @@ class PregelLoop:
         self.durability = durability
         self.is_nested = CONFIG_KEY_TASK_ID in conf
         self.captured = capture_interrupts
+        # set by the sync driver when a lone task may run inside the step machine
+        self.inline = False
         self.status = "input"
         self.output: Any = None
         self.tasks: dict[str, Any] = {}
@@ -240,7 +243,12 @@ class PregelLoop:
         try:
             yield from self._enter()
             saver = self.saver
-            while self._tick():
+            lone = lone_steps_ok(self)
+            while True:
+                if lone:
+                    lone_steps(self)
+                if not self._tick():
+                    break
                 runnable = list(self.tasks.values())
                 if len(runnable) == 1:
                     if runnable[0].writes:

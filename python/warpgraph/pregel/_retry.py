@@ -33,7 +33,6 @@ from warpgraph._internal._constants import (
 from warpgraph._internal._runnable import _RUNNABLE_TYPES, _ainvoke, _is_runnable
 from warpgraph.config import (
     _CONFIG,
-    LazyConfig,
     LazyDictConfig,
     lc_config_var,
     recast_checkpoint_ns,
@@ -283,9 +282,9 @@ def _run_unconfigured(task: Any, raw: tuple) -> None:
     """`run_with_retry` without retry policies for a LazyTask whose config is not built:
     its plan (see `_algo.node_plan`) runs the node function and writers exactly as
     `task.proc.invoke` would; the config is built only if something asks for it."""
-    writes = raw[9]
-    func, recurse, steps = raw[10]
-    token = _CONFIG.set(LazyConfig(task))
+    writes = task.writes
+    func, recurse, steps = raw[4]
+    token = _CONFIG.set(task)
     lc_var = lc_config_var()
     lc_token = lc_var.set(LazyDictConfig(task)) if lc_var is not None else None
     try:

@@ -1,0 +1,101 @@
+"""Super-steps of one plain task, run inside the step machine without the drivers.
+
+Most steps of chains and loops run exactly one task. When nothing observes a step from
+outside (no saver, no stream consumer, no interrupts, no retry policy, no timeout) and the
+task's node has a plan (`_algo.node_plan`: a plain function and warpgraph's own writers),
+the whole step is: prepare, run the function in a copy of the context, commit its writes,
+apply them. `lone_steps` does that for as many steps as qualify and returns, without having
+changed anything, at the first step that does not: the general loop then does that step.
+
+Nothing observable differs from the general path: the same task object (config built on
+first use), the same context isolation, the same writes, versions and errors.
+"""
+
+from __future__ import annotations
+
+from contextvars import copy_context
+from typing import Any
+
+from warpgraph._internal._constants import (
+    CONFIG_KEY_RESUMING,
+    CONFIG_KEY_RUNTIME,
+    CONFIG_KEY_SCRATCHPAD,
+    NO_WRITES,
+    PUSH,
+)
+from warpgraph.pregel._algo import (
+    _RT_FIELDS,
+    _RT_STD,
+    CONTROL_WRITES,
+    _raw_config,
+    fast_id,
+    lazy_plans,
+    lazy_task,
+)
+from warpgraph.pregel._retry import _run_unconfigured
+from warpgraph.runtime import Runtime
+
+
+def lone_steps_ok(loop: Any) -> bool:
+    """Whether this run may use `lone_steps` at all (decided once per run)."""
+    conf = loop.conf
+    return (
+        loop.inline
+        and loop.saver is None
+        and loop.stream is None
+        and not loop.interrupt_before
+        and not loop.interrupt_after
+        and not loop.graph.retry_policy
+        and conf.get(CONFIG_KEY_SCRATCHPAD) is None
+        and type(conf.get(CONFIG_KEY_RUNTIME)) is Runtime
+        and _RT_FIELDS == _RT_STD
+        and "run_name" not in loop._task_base
+    )
+
+
+def lone_steps(loop: Any) -> None:
+    """Run steps of one planned task until a step needs the general loop (see module doc)."""
+    engine = loop.engine
+    prepare = engine.prepare_next_tasks
+    apply = engine.apply_writes
+    nodes = loop._nodes
+    plans = lazy_plans(loop.graph)
+    pns = loop.parent_ns
+    nv = loop.next_version
+    stop = loop.stop
+    id_base = loop._id_base
+    out_set = loop._out_set
+    track = loop._track_values or loop._want_values
+    while True:
+        step = loop.step
+        conf = loop.conf
+        if step > stop or loop.pending_writes or loop.is_replaying or CONFIG_KEY_RESUMING in conf:
+            return
+        cid = loop.checkpoint_id
+        raw = prepare(cid, pns, step, loop.checkpoint_v)
+        if len(raw) != 1:
+            return
+        task_id, name, path, triggers, val = raw[0]
+        info = nodes[name]
+        plan = plans.get(name)
+        # node, mapper, metadata, tags, retry, writers, subgraphs, timeout, managed
+        if plan is None or info[4] or info[7] is not None or info[8] or path[0] == PUSH:
+            return
+        if info[1] is not None:
+            val = info[1](val)
+        t = lazy_task(loop, conf, step, cid, task_id, name, path, triggers, val, info, plan, None)
+        loop.tasks = {task_id: t}
+        try:
+            copy_context().run(_run_unconfigured, t, _raw_config(t))
+        except Exception as exc:
+            loop.on_task_done(t, exc)
+            raise
+        ws = t.writes
+        if not ws or (ws[0][0] in CONTROL_WRITES and all(c in CONTROL_WRITES for c, _ in ws)):
+            ws.append((NO_WRITES, None))
+        updated = loop._cp_updated = apply([(name, path, triggers, ws)], nv)
+        if updated and track and not out_set.isdisjoint(updated):
+            loop._emit_values(ws)
+        loop._written = False
+        loop.checkpoint_id = fast_id(id_base, step)
+        loop.step = step + 1
