@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
+from functools import partial
 from inspect import isfunction, ismethod, signature
 from itertools import zip_longest
 from typing import Any, Literal, NamedTuple, get_args, get_origin, get_type_hints
 
-from warpgraph._internal._constants import CONF, CONFIG_KEY_READ
+from warpgraph._internal._constants import CONF, CONFIG_KEY_READ, CONFIG_KEY_SEND
 from warpgraph._internal._runnable import _RUNNABLE_TYPES, _is_runnable
 from warpgraph.constants import END, START
 from warpgraph.errors import InvalidUpdateError
+from warpgraph.pregel._algo import _local_read
 from warpgraph.pregel._write import ChannelWrite, ChannelWriteEntry, _send
 
 __all__ = ("BranchSpec", "branch_name", "branch_to")
@@ -201,17 +203,42 @@ class _BranchWriter:
         result = self.spec.path.invoke(self._path_input(input, config), config)
         return self._finish(input, result, config)
 
-    def invoke_unconfigured(self, input: Any, light: Any, task: Any) -> Any:
-        """`invoke` inside a task whose config is not built: `light` carries only the
-        send/read functions (all this writer uses); a plain path function is called as
-        `invoke` would call it (the current config variable resolves to the task's)."""
-        path_input = self._path_input(input, light)
+    def invoke_unconfigured(self, input: Any, task: Any, engine: Any, writes: Any) -> Any:
+        """`invoke` inside a task whose config is not built (all this writer needs of it is
+        the task's send and fresh-read functions over `engine` and the task's `writes`); a
+        plain path function is called as `invoke` would call it (the current config
+        variable resolves to the task's)."""
+        reader = self.reader
+        if reader is None:
+            path_input = input
+        else:
+            path_input = engine.read(reader.select, fresh_writes=list(writes))
+            if reader.mapper is not None:
+                path_input = reader.mapper(path_input)
+            if (
+                isinstance(path_input, dict)
+                and isinstance(input, dict)
+                and self.spec.input_schema is None
+            ):
+                path_input = {**input, **path_input}
         path = self.spec.path
         result = path.func(path_input)
         if path.recurse:
             known = _RUNNABLE_TYPES.get(type(result))
             if known or (known is None and _is_runnable(result)):
                 result = result.invoke(path_input, task.config)
+        rt = type(result)
+        if rt is str or rt is bool:
+            routed = self._routes.get(result)
+            if routed is not None:
+                writes.extend(routed)
+                return input
+        light = {
+            CONF: {
+                CONFIG_KEY_SEND: writes.extend,
+                CONFIG_KEY_READ: partial(_local_read, engine, writes),
+            }
+        }
         return self._finish(input, result, light)
 
     async def ainvoke(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
@@ -233,4 +260,6 @@ def fresh_reader(select: str | list[str], mapper: Callable[[Any], Any] | None) -
         value = do_read(select, True)
         return mapper(value) if mapper is not None else value
 
+    read.select = select  # type: ignore[attr-defined]  # for invoke_unconfigured
+    read.mapper = mapper  # type: ignore[attr-defined]
     return read

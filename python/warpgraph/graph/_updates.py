@@ -81,6 +81,8 @@ def state_updates(output_keys: Sequence[str]) -> Callable[[Any], Updates | None]
             )
         )
 
+    # writers inline the first branch: a plain dict of known keys is its own items
+    updates.all_known = issuperset  # type: ignore[attr-defined]
     return updates
 
 

@@ -93,7 +93,7 @@ def id_prefix() -> str:
 
 def fast_id(prefix: str, step: int) -> str:
     """A cheap unique uuid-shaped id for runs without a checkpointer (random prefix + step)."""
-    return f"{prefix}{step & 0xFFFFFFFFFFFF:012x}"
+    return "%s%012x" % (prefix, step & 0xFFFFFFFFFFFF)  # noqa: UP031 - faster than f-string
 
 
 def _no_null_resume(consume: bool = False) -> None:

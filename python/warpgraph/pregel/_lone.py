@@ -33,6 +33,7 @@ from warpgraph.pregel._algo import (
     lazy_task,
 )
 from warpgraph.pregel._retry import _run_unconfigured
+from warpgraph.pregel._stream import LATEST
 from warpgraph.runtime import Runtime
 
 
@@ -55,6 +56,9 @@ def lone_steps_ok(loop: Any) -> bool:
 
 def lone_steps(loop: Any) -> None:
     """Run steps of one planned task until a step needs the general loop (see module doc)."""
+    conf = loop.conf
+    if loop.pending_writes or loop.is_replaying or CONFIG_KEY_RESUMING in conf:
+        return  # none of these changes while steps run here
     engine = loop.engine
     prepare = engine.prepare_next_tasks
     apply = engine.apply_writes
@@ -66,11 +70,9 @@ def lone_steps(loop: Any) -> None:
     id_base = loop._id_base
     out_set = loop._out_set
     track = loop._track_values or loop._want_values
-    while True:
-        step = loop.step
-        conf = loop.conf
-        if step > stop or loop.pending_writes or loop.is_replaying or CONFIG_KEY_RESUMING in conf:
-            return
+    lazy_values = loop._lazy_values
+    step = loop.step
+    while step <= stop:
         cid = loop.checkpoint_id
         raw = prepare(cid, pns, step, loop.checkpoint_v)
         if len(raw) != 1:
@@ -78,7 +80,7 @@ def lone_steps(loop: Any) -> None:
         task_id, name, path, triggers, val = raw[0]
         info = nodes[name]
         plan = plans.get(name)
-        # node, mapper, metadata, tags, retry, writers, subgraphs, timeout, managed
+        # info: node, mapper, metadata, tags, retry, writers, subgraphs, timeout, managed
         if plan is None or info[4] or info[7] is not None or info[8] or path[0] == PUSH:
             return
         if info[1] is not None:
@@ -95,7 +97,10 @@ def lone_steps(loop: Any) -> None:
             ws.append((NO_WRITES, None))
         updated = loop._cp_updated = apply([(name, path, triggers, ws)], nv)
         if updated and track and not out_set.isdisjoint(updated):
-            loop._emit_values(ws)
+            if lazy_values:
+                loop.latest_values = LATEST
+            else:
+                loop._emit_values(ws)
         loop._written = False
         loop.checkpoint_id = fast_id(id_base, step)
-        loop.step = step + 1
+        step = loop.step = step + 1

@@ -13,7 +13,7 @@ import logging
 import random
 import time
 from collections.abc import Sequence
-from functools import partial
+from sys import modules as _modules
 from typing import Any
 
 from warpgraph._internal._constants import (
@@ -21,7 +21,6 @@ from warpgraph._internal._constants import (
     CONFIG_KEY_CHECKPOINT_ID,
     CONFIG_KEY_CHECKPOINT_MAP,
     CONFIG_KEY_CHECKPOINT_NS,
-    CONFIG_KEY_READ,
     CONFIG_KEY_RESUMING,
     CONFIG_KEY_RUNTIME,
     CONFIG_KEY_SCRATCHPAD,
@@ -33,14 +32,14 @@ from warpgraph._internal._constants import (
 from warpgraph._internal._runnable import _RUNNABLE_TYPES, _ainvoke, _is_runnable
 from warpgraph.config import (
     _CONFIG,
+    _LC_MODULE,
     LazyDictConfig,
-    lc_config_var,
     recast_checkpoint_ns,
     reset_config_var,
     set_config_var,
 )
 from warpgraph.errors import GraphBubbleUp, NodeCancelledError, ParentCommand
-from warpgraph.pregel._algo import LazyTask, _local_read, _raw_config
+from warpgraph.pregel._algo import LazyTask, _raw_config
 from warpgraph.runtime import ExecutionInfo, Runtime
 
 __all__ = ("arun_with_retry", "run_with_retry")
@@ -281,12 +280,13 @@ def run_with_retry(
 def _run_unconfigured(task: Any, raw: tuple) -> None:
     """`run_with_retry` without retry policies for a LazyTask whose config is not built:
     its plan (see `_algo.node_plan`) runs the node function and writers exactly as
-    `task.proc.invoke` would; the config is built only if something asks for it."""
+    `task.proc.invoke` would; the config is built only if something asks for it (the task
+    stands in the config variable meanwhile)."""
     writes = task.writes
     func, recurse, steps = raw[4]
     token = _CONFIG.set(task)
-    lc_var = lc_config_var()
-    lc_token = lc_var.set(LazyDictConfig(task)) if lc_var is not None else None
+    lc = _modules.get(_LC_MODULE)
+    lc_token = lc.var_child_runnable_config.set(LazyDictConfig(task)) if lc is not None else None
     try:
         writes.clear()
         value = func(task.input) if func is not None else task.input
@@ -294,19 +294,11 @@ def _run_unconfigured(task: Any, raw: tuple) -> None:
             known = _RUNNABLE_TYPES.get(type(value))
             if known or (known is None and _is_runnable(value)):
                 value = value.invoke(task.input, task.config)
-        light = None
         for kind, writer in steps:
             if kind == 0:
                 writes.extend(writer._tuples(value))
             else:
-                if light is None:
-                    light = {
-                        CONF: {
-                            CONFIG_KEY_SEND: writes.extend,
-                            CONFIG_KEY_READ: partial(_local_read, raw[0].engine, writes),
-                        }
-                    }
-                writer.invoke_unconfigured(value, light, task)
+                writer.invoke_unconfigured(value, task, raw[0].engine, writes)
     except ParentCommand as exc:
         config = task.config
         if _command_target(task, exc, config):
@@ -323,7 +315,7 @@ def _run_unconfigured(task: Any, raw: tuple) -> None:
         raise
     finally:
         if lc_token is not None:
-            lc_var.reset(lc_token)
+            lc.var_child_runnable_config.reset(lc_token)
         _CONFIG.reset(token)
 
 
@@ -414,7 +406,7 @@ class _Progress:
 
 
 def _timed_config(config: dict[str, Any], progress: _Progress, idle: bool) -> dict[str, Any]:
-    from warpgraph._internal._constants import CONFIG_KEY_SEND, CONFIG_KEY_STREAM
+    from warpgraph._internal._constants import CONFIG_KEY_STREAM
 
     conf = dict(config.get(CONF, {}))
     for key in (CONFIG_KEY_SEND, CONFIG_KEY_STREAM):

@@ -160,6 +160,18 @@ def _compile_plan(plan: tuple) -> Callable[[Any], list[tuple[str, Any]]]:
             ns[f"m{i}"] = a
             arg = "input" if b is PASSTHROUGH else f"v{i}"
             ns[f"v{i}"] = b
+            known = getattr(a, "all_known", None)  # see graph._updates.state_updates
+            if known is not None and b is PASSTHROUGH:
+                ns[f"k{i}"] = known
+                lines += [
+                    f"    if type(input) is dict and k{i}(input):",
+                    "        out += input.items()",
+                    "    else:",
+                    f"        t = m{i}(input)",
+                    "        if t:",
+                    "            out += t",
+                ]
+                continue
             lines += [f"    t = m{i}({arg})", "    if t:", "        out += t"]
         else:
             ns[f"e{i}"] = a
