@@ -203,48 +203,48 @@ _exec_info = _compile_builder(ExecutionInfo, _EI_FIELDS, "_exec_info")
 _runtime = _compile_builder(Runtime, _RT_FIELDS, "_runtime")
 
 
-def _task_class() -> type:
-    """PregelExecutableTask built by plain slot stores: a subclass (same fields, slots,
-    repr, equality among tasks) that is frozen for everyone but its own __init__."""
-    body = "\n".join(f"    _set(self, {f!r}, {f})" for f in _TK_FIELDS)
-    ns: dict = {"_set": object.__setattr__}
+def _builder_of(final: type) -> type:
+    """A twin of PregelExecutableTask whose __init__ stores the fields (positional, in
+    `_TK_FIELDS` order) straight into the slots and then makes the object a `final`
+    (same layout): calling it builds a `final` in one Python frame."""
+    body = "\n".join(f"    self.{f} = {f}" for f in _TK_FIELDS)
+    ns: dict = {"_final": final}
     exec(  # noqa: S102 - generated from dataclass field names only
-        f"def __init__(self, {', '.join(_TK_FIELDS)}):\n{body}\n", ns
+        f"def __init__(self, {', '.join(_TK_FIELDS)}):\n{body}\n    self.__class__ = _final\n",
+        ns,
     )
-    init = ns["__init__"]
-    fast_body = "\n".join(f"    self.{f} = {f}" for f in _TK_FIELDS)
-    ns = {}
-    exec(f"def __init__(self, {', '.join(_TK_FIELDS)}):\n{fast_body}\n", ns)  # noqa: S102
 
-    class _Unfrozen(PregelExecutableTask):
+    class _Builder(PregelExecutableTask):
         __slots__ = ()
         __setattr__ = object.__setattr__
         __delattr__ = object.__delattr__
         __init__ = ns["__init__"]
 
-    # the class instances get: stores go straight to the slots while building (via
-    # _Unfrozen's __init__), then the object is the frozen subclass below
+    _Builder.__name__ = _Builder.__qualname__ = PregelExecutableTask.__name__
+    _Builder.__module__ = PregelExecutableTask.__module__
+    return _Builder
+
+
+def _frozen_task_class() -> type:
+    """PregelExecutableTask as instances get it (same fields, slots, repr, equality among
+    tasks): frozen for everyone but its own keyword-free __init__."""
+    body = "\n".join(f"    _set(self, {f!r}, {f})" for f in _TK_FIELDS)
+    ns: dict = {"_set": object.__setattr__}
+    exec(  # noqa: S102 - generated from dataclass field names only
+        f"def __init__(self, {', '.join(_TK_FIELDS)}):\n{body}\n", ns
+    )
+
     class Task(PregelExecutableTask):
         __slots__ = ()
-        __init__ = init
+        __init__ = ns["__init__"]
 
     Task.__name__ = Task.__qualname__ = PregelExecutableTask.__name__
     Task.__module__ = PregelExecutableTask.__module__
-    _Unfrozen.__name__ = _Unfrozen.__qualname__ = PregelExecutableTask.__name__
-    _Unfrozen.__module__ = PregelExecutableTask.__module__
-    return _Unfrozen, Task
+    return Task
 
 
-_TaskUnfrozen, _TaskFrozen = _task_class()
-
-
-_ns: dict = {"_U": _TaskUnfrozen, "_F": _TaskFrozen}
-exec(  # noqa: S102 - generated from dataclass field names only
-    f"def _task({', '.join(_TK_FIELDS)}):\n"
-    f"    o = _U({', '.join(_TK_FIELDS)})\n    o.__class__ = _F\n    return o\n",
-    _ns,
-)
-_task = _ns["_task"]
+_TaskFrozen = _frozen_task_class()
+_task = _builder_of(_TaskFrozen)  # _task(name, input, ...) -> a frozen task
 
 
 def _local_read(engine: Any, writes: deque, select: Any, fresh: bool = False) -> Any:
@@ -429,18 +429,19 @@ def make_tasks(loop: Any, raw: list) -> dict:
             val = mapper(val)
         if lazy and not push and not managed and plans.get(name) is not None:
             out[task_id] = lazy_task(
-                loop,
-                lconf,
-                ctx.step,
-                ctx.cid,
-                task_id,
                 name,
-                path,
-                triggers,
                 val,
-                nodes[name],
-                plans[name],
+                node,
+                deque(),
+                (loop, lconf, ctx.step, ctx.cid, plans[name]),
+                triggers,
                 retry or default_retry,
+                None,
+                task_id,
+                path,
+                writers,
+                subgraphs,
+                timeout,
             )
             continue
         task_ns = f"{pns}{NS_SEP}{name}{NS_END}{task_id}" if pns else f"{name}{NS_END}{task_id}"
@@ -484,43 +485,6 @@ def make_tasks(loop: Any, raw: list) -> dict:
             timeout,
         )
     return out
-
-
-def lazy_task(
-    loop: Any,
-    conf: dict,
-    step: int,
-    cid: str,
-    task_id: str,
-    name: str,
-    path: tuple,
-    triggers: tuple,
-    val: Any,
-    info: tuple,
-    plan: tuple,
-    retry: Any,
-) -> Any:
-    """A pull task of a node with a plan (see `node_plan`) prepared at `step`/`cid` with the
-    loop's `conf`; its config is built on first use. `info` is the loop's node entry,
-    `retry` the node's or the graph's policies. Its stored config is the tuple
-    `(loop, conf, step, cid, plan)` until then."""
-    t = _LazyUnfrozen(
-        name,
-        val,
-        info[0],
-        deque(),
-        (loop, conf, step, cid, plan),
-        triggers,
-        retry,
-        None,
-        task_id,
-        path,
-        info[5],
-        info[6],
-        info[7],
-    )
-    t.__class__ = LazyTask
-    return t
 
 
 # ------------------------------------------------------------------ lazily configured tasks
@@ -577,11 +541,11 @@ LAZY_CONFIG_HOLDERS.add(LazyTask)
 LazyTask.__module__ = PregelExecutableTask.__module__
 
 
-class _LazyUnfrozen(PregelExecutableTask):
-    __slots__ = ()
-    __setattr__ = object.__setattr__
-    __delattr__ = object.__delattr__
-    __init__ = _TaskUnfrozen.__init__
+# lazy_task(name, input, proc, writes, (loop, conf, step, cid, plan), triggers, retry_policy,
+#           None, id, path, writers, subgraphs, timeout): a pull task of a node with a plan
+# (see `node_plan`) prepared at `step`/`cid` with the loop's `conf`; its config is built on
+# first use
+lazy_task = _builder_of(LazyTask)
 
 
 def is_lazy_unbuilt(task: Any) -> bool:

@@ -13,6 +13,7 @@ first use), the same context isolation, the same writes, versions and errors.
 
 from __future__ import annotations
 
+from collections import deque
 from contextvars import copy_context
 from typing import Any
 
@@ -27,7 +28,6 @@ from warpgraph.pregel._algo import (
     _RT_FIELDS,
     _RT_STD,
     CONTROL_WRITES,
-    _raw_config,
     fast_id,
     lazy_plans,
     lazy_task,
@@ -85,11 +85,26 @@ def lone_steps(loop: Any) -> None:
             return
         if info[1] is not None:
             val = info[1](val)
-        t = lazy_task(loop, conf, step, cid, task_id, name, path, triggers, val, info, plan, None)
-        loop.tasks = {task_id: t}
+        raw_config = (loop, conf, step, cid, plan)
+        t = lazy_task(
+            name,
+            val,
+            info[0],
+            deque(),
+            raw_config,
+            triggers,
+            None,
+            None,
+            task_id,
+            path,
+            info[5],
+            info[6],
+            info[7],
+        )
         try:
-            copy_context().run(_run_unconfigured, t, _raw_config(t))
+            copy_context().run(_run_unconfigured, t, raw_config)
         except Exception as exc:
+            loop.tasks = {task_id: t}
             loop.on_task_done(t, exc)
             raise
         ws = t.writes
