@@ -17,7 +17,7 @@ Cases (group "step"):
 * `langgraph_sync` / `langgraph_nosaver`: the same graph on LangGraph's engine with
   LangGraph's SqliteSaver (durability "sync") and without a saver.
 Group "durable" (synchronous=FULL, every commit fsyncs the WAL): warpgraph's SqliteSaver
-with durability "sync" vs "async" (the per-run group-commit writer); checkpoints/s =
+with durability "sync" vs "async" (the saver's shared group-commit writer); checkpoints/s =
 (STEPS + 2) / round time. Target: async >= 5x sync.
 """
 

@@ -21,12 +21,15 @@ Modes (chosen once per run from durability and what the saver supports):
   rides with the step's checkpoint (a crash in between loses no finished step: the
   checkpoint is not there either, and only that last task runs again).
 * "writer" (durability "async" and the saver has `writer()`): every operation goes to a
-  per-run group-commit writer as soon as the loop produces it; the writer commits in
-  submission order, several checkpoints per transaction, so a checkpoint is never visible
-  before the writes submitted ahead of it. A failed commit is raised at the run's next
-  saver operation; the run's end (also on error or interrupt) waits for everything.
+  group-commit writer as soon as the loop produces it: the saver's long-lived
+  `shared_writer()` when it has one (shared by all its runs), else a per-run `writer()`.
+  The writer commits in submission order, several checkpoints per transaction, so a
+  checkpoint is never visible before the writes submitted ahead of it. Each operation
+  has its own future: a failed commit is raised at the run's next saver operation; the
+  run's end (also on error or interrupt) waits for its own operations only (a shared
+  writer keeps running) and raises their first failure.
   A nested run (a subgraph called by a task) on the same saver submits to its root run's
-  writer instead of starting its own, and leaves the waiting to the root run.
+  writer, and leaves the waiting to the root run.
 * "plain": one saver call per operation (LangGraph's savers, third-party savers).
   Writes of finished tasks are still handed over as each task finishes (except for
   warpgraph's InMemorySaver, whose writes stay on the loop's own path).
@@ -204,6 +207,7 @@ class SaverSession:
         "raw",
         "root",
         "saver",
+        "shared",
         "task_path",
         "writer",
     )
@@ -228,6 +232,7 @@ class SaverSession:
         self.buffer: list[PutOp | WritesOp] = []
         self.failed: BaseException | None = None
         self.writer: Any = None
+        self.shared = False  # `writer` is the saver's shared one (see `submit`)
         self.root: SaverSession | None = None  # whose writer this (nested) run uses
         self.lock: Any = None
         if self.mode == "writer":
@@ -332,10 +337,24 @@ class SaverSession:
         if writer is None:
             with owner.lock:  # nested runs of parallel tasks may get here together
                 if owner.writer is None:
-                    owner.writer = self.saver.writer()
+                    shared = getattr(self.saver, "shared_writer", None)
+                    owner.shared = shared is not None
+                    owner.writer = shared() if shared is not None else self.saver.writer()
                 writer = owner.writer
         for item in items:
             self.futures.append(writer.submit(item))
+
+    def _end_writer(self) -> Any:
+        """The run's end in writer mode: a per-run writer is closed (it commits what it
+        holds); with the saver's shared writer, returns a future resolved once this run's
+        submissions are committed (other runs keep using the writer)."""
+        writer = self.writer
+        if writer is None:
+            return None
+        if not self.shared:
+            writer.close()
+            return None
+        return writer.marker() if self.futures else None
 
     def _hand_over(self) -> bool:
         """A nested run's end: its pending commits become its root run's to wait for."""
@@ -397,8 +416,11 @@ class SaverSession:
     def commit(self, items: list) -> None:
         """Commit `items` (one transaction when the saver batches)."""
         try:
-            for name, args, kw in self.calls(items):
-                getattr(self.saver, name)(*args, **kw)
+            if self.mode != "plain":  # what `calls` gives, without building it
+                self.saver.put_batch(items)
+            else:
+                for name, args, kw in self.calls(items):
+                    getattr(self.saver, name)(*args, **kw)
         except BaseException as exc:
             self.failed = exc
             raise
@@ -431,16 +453,20 @@ class SaverSession:
         try:
             self.flush()
         finally:
-            if self.writer is not None:
-                self.writer.close()
+            done = self._end_writer()
+            if done is not None:
+                done.result()
         self.check()
 
     # --- async executor ---------------------------------------------------------------
     async def acommit(self, items: list) -> None:
         """Async twin of `commit`."""
         try:
-            for name, args, kw in self.calls(items):
-                await getattr(self.saver, "a" + name)(*args, **kw)
+            if self.mode != "plain":
+                await self.saver.aput_batch(items)
+            else:
+                for name, args, kw in self.calls(items):
+                    await getattr(self.saver, "a" + name)(*args, **kw)
         except BaseException as exc:
             self.failed = exc
             raise
@@ -493,7 +519,11 @@ class SaverSession:
         try:
             await self.aflush()
         finally:
-            if self.writer is not None:
+            if self.writer is not None and not self.shared:
                 # the writer's commits may need this event loop (aiosqlite): wait off-loop
                 await asyncio.to_thread(self.writer.close)
+            else:
+                done = self._end_writer()
+                if done is not None:
+                    await asyncio.wrap_future(done)
         self.check()

@@ -18,7 +18,9 @@ When a diff would be at least half the full size, the full versions are stored i
 
 Optionally (`encode_checkpoint(..., blobs=...)`, used by the SQLite saver) small serialized
 values (<= INLINE_MAX bytes) are also carried in the record, delta-encoded the same way,
-so reads need no blob lookup for them; their blob rows are still written.
+so reads need no blob lookup for them. A checkpoint inherits its parent's inline copies
+while their versions are unchanged, so the SQLite saver writes no blob row for an inlined
+value.
 """
 
 from __future__ import annotations
@@ -66,13 +68,22 @@ def encode_version(version: Any) -> Any:
         return hit
     out: Any = version
     if len(version) >= 49 and version[32] == "." and version[:32].isdigit():
+        suffix = version[33:]
         try:
-            rnd = float(version[33:])
+            rnd = float(suffix)
         except ValueError:
             rnd = None
         if rnd is not None:
             n = int(version[:32])
-            if f"{n:032}.{rnd:016}" == version:
+            # `{rnd:016}` is repr(rnd) unless that is shorter than 16 (then zero-padded):
+            # the cheap repr test decides the usual case, the full format the rest
+            text = repr(rnd)
+            if (
+                len(text) >= 16
+                and text == suffix
+                and version[:32].isascii()
+                or f"{n:032}.{rnd:016}" == version
+            ):
                 out = [n, rnd]
     if len(_ENCODED) >= _MEMO_LIMIT:
         _ENCODED.clear()
@@ -96,10 +107,6 @@ def decode_version(value: Any) -> Any:
 def version_key(version: Any) -> str:
     """The text key of a blob row (`str(version)`, like the reference Postgres saver)."""
     return str(version)
-
-
-def _same(a: Any, b: Any) -> bool:
-    return a == b and type(a) is type(b)
 
 
 # --- skip deltas ----------------------------------------------------------------------
@@ -126,7 +133,7 @@ class VersionsState:
     def size(self) -> int:
         return (
             len(self.channel_versions)
-            + sum(len(v) for v in self.versions_seen.values())
+            + sum(map(len, self.versions_seen.values()))
             + len(self.inline)
         )
 
@@ -145,8 +152,8 @@ class VersionsDelta:
         return (
             len(self.set_cv)
             + len(self.del_cv)
-            + sum(len(v) for v in self.set_vs.values())
-            + sum(len(v) for v in self.del_vs_keys.values())
+            + sum(map(len, self.set_vs.values()))
+            + sum(map(len, self.del_vs_keys.values()))
             + len(self.del_vs)
         )
 
@@ -159,25 +166,37 @@ def diff_versions(
 ) -> VersionsDelta:
     """The delta that turns (base_cv, base_vs) into (cv, vs); versions encoded."""
     miss = _MISS
+    enc = encode_version
     delta = VersionsDelta()
-    delta.set_cv = {
-        k: encode_version(v) for k, v in cv.items() if not _same(base_cv.get(k, miss), v)
-    }
-    delta.del_cv = [k for k in base_cv if k not in cv]
+    set_cv = delta.set_cv
+    get = base_cv.get
+    for k, v in cv.items():
+        b = get(k, miss)
+        if b is not v and (b != v or type(b) is not type(v)):
+            set_cv[k] = enc(v)
+    if len(base_cv) > len(cv) - len(set_cv):  # some base key is gone
+        delta.del_cv = [k for k in base_cv if k not in cv]
     for node, seen in vs.items():
         old = base_vs.get(node)
         if old is None:
-            delta.set_vs[node] = {k: encode_version(v) for k, v in seen.items()}
+            delta.set_vs[node] = {k: enc(v) for k, v in seen.items()}
             continue
         if old is seen:
             continue
-        changed = {k: encode_version(v) for k, v in seen.items() if not _same(old.get(k, miss), v)}
+        oget = old.get
+        changed = {}
+        for k, v in seen.items():
+            b = oget(k, miss)
+            if b is not v and (b != v or type(b) is not type(v)):
+                changed[k] = enc(v)
         if changed:
             delta.set_vs[node] = changed
-        gone = [k for k in old if k not in seen]
-        if gone:
-            delta.del_vs_keys[node] = gone
-    delta.del_vs = [k for k in base_vs if k not in vs]
+        if len(old) > len(seen) - len(changed):
+            gone = [k for k in old if k not in seen]
+            if gone:
+                delta.del_vs_keys[node] = gone
+    if len(base_vs) > len(vs) - len(delta.set_vs):
+        delta.del_vs = [k for k in base_vs if k not in vs]
     return delta
 
 
@@ -242,23 +261,36 @@ def encode_checkpoint(
     record as well: they are inherited from the parent while their version is unchanged.
     """
     cv = dict(checkpoint["channel_versions"])
-    vs = {k: dict(v) for k, v in checkpoint["versions_seen"].items()}
-    depth = 0 if parent_state is None else parent_state.depth + 1
+    if parent_state is None:
+        vs = {k: dict(v) for k, v in checkpoint["versions_seen"].items()}
+        depth = 0
+    else:
+        # share the parent's (immutable) inner dicts that did not change: cheaper copies,
+        # and `diff_versions` skips shared ones by identity
+        pvs = parent_state.versions_seen
+        vs = {}
+        for k, v in checkpoint["versions_seen"].items():
+            old = pvs.get(k)
+            if old is not None and old == v and all(map(_same_type, old.values(), v.values())):
+                vs[k] = old
+            else:
+                vs[k] = dict(v)
+        depth = parent_state.depth + 1
     state = VersionsState(checkpoint["id"], depth, None, cv, vs)
     if blobs is not None:
         state.inline = _inline_values(cv, parent_state, blobs)
     record: dict[str, Any] = {"v": checkpoint["v"], "id": checkpoint["id"], "ts": checkpoint["ts"]}
     if "updated_channels" in checkpoint:
         record["u"] = checkpoint["updated_channels"]
-    extra = {k: v for k, v in checkpoint.items() if k not in _CORE_KEYS}
-    if extra:
-        record["x"] = extra
+    if not checkpoint.keys() <= _CORE_KEYS:
+        record["x"] = {k: v for k, v in checkpoint.items() if k not in _CORE_KEYS}
     base = None if parent_state is None else find_base(parent_state, skip_base_depth(depth))
     delta = None
     if base is not None:
         delta = diff_versions(base.channel_versions, base.versions_seen, cv, vs)
-        set_i = {k: v for k, v in state.inline.items() if base.inline.get(k) != v}
-        del_i = [k for k in base.inline if k not in state.inline]
+        # inline values are (type, bytes) pairs: hashable, so the set difference is exact
+        set_i = dict(state.inline.items() - base.inline.items())
+        del_i = list(base.inline.keys() - state.inline.keys())
         size = delta.size() + len(set_i) + len(del_i)
         if size * 2 >= state.size() and state.size() > 8:
             delta = None
@@ -279,17 +311,27 @@ def _inline_values(
     parent: VersionsState | None,
     blobs: Sequence[tuple[str, str, str, bytes]],
 ) -> dict[str, tuple[str, bytes]]:
-    written = {b[0] for b in blobs}
     inline: dict[str, tuple[str, bytes]] = {}
-    if parent is not None:
+    if parent is not None and parent.inline:
         pcv = parent.channel_versions
-        for ch, value in parent.inline.items():
-            if ch not in written and ch in cv and _same(cv[ch], pcv.get(ch, _MISS)):
+        miss = _MISS
+        for ch, value in parent.inline.items():  # inherited while the version is unchanged
+            v = cv.get(ch, miss)
+            if v is miss:
+                continue
+            p = pcv.get(ch, miss)
+            if v is p or (v == p and type(v) is type(p)):
                 inline[ch] = value
-    for ch, vkey, typ, data in blobs:
+    for ch, vkey, typ, data in blobs:  # a written channel: its new value, if small
         if len(data) <= INLINE_MAX and ch in cv and version_key(cv[ch]) == vkey:
             inline[ch] = (typ, data)
+        else:
+            inline.pop(ch, None)
     return inline
+
+
+def _same_type(a: Any, b: Any) -> bool:
+    return type(a) is type(b)
 
 
 def _put_full(record: dict[str, Any], state: VersionsState) -> None:
@@ -400,13 +442,15 @@ def write_rows(
 # --- metadata and filters -------------------------------------------------------------
 
 
+_META_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
+
+
 def dump_metadata(config: RunnableConfig, metadata: CheckpointMetadata) -> tuple[str, str | None]:
     """(JSON text of `get_checkpoint_metadata(config, metadata)`, its run_id as text)."""
     merged = get_checkpoint_metadata(config, metadata)
     rid = merged.get("run_id")
     try:
-        text = json.dumps(merged, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-        return text, None if rid is None else str(rid)
+        return _META_JSON(merged), None if rid is None else str(rid)
     except (TypeError, ValueError) as exc:
         for key, value in merged.items():
             try:

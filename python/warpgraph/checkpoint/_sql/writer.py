@@ -39,11 +39,17 @@ class GroupCommitWriter:
         self._commit = commit
         self.max_batch = max_batch
         self.batches = 0  # number of transactions committed (for tests / metrics)
+        self.owner: Any = None  # what must stay alive while the writer runs (its saver)
         self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._closed = False
         self._lock = threading.Lock()
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
         self._thread.start()
+
+    @property
+    def closed(self) -> bool:
+        """True once `close` was called (no more submissions)."""
+        return self._closed
 
     # --- submission -------------------------------------------------------------------
     def submit(self, op: PutOp | WritesOp) -> Future:
@@ -78,23 +84,32 @@ class GroupCommitWriter:
         """Queue a `put_writes`; the future's result is None."""
         return self.submit(WritesOp(config, list(writes), task_id, task_path))
 
-    def flush(self, timeout: float | None = None) -> None:
-        """Block until everything submitted so far is committed (errors stay in futures)."""
+    def marker(self) -> Future:
+        """A future resolved once everything submitted before it is committed (futures
+        resolve in submission order, so the earlier ones are then all done)."""
         marker: Future = Future()
         with self._lock:
-            if self._closed and not self._thread.is_alive():
-                return
-            self._queue.put((None, marker))
-        marker.result(timeout)
+            if not self._closed:
+                self._queue.put((None, marker))
+                return marker
+        if threading.current_thread() is not self._thread:
+            self._thread.join()  # closed: the thread commits what was queued, then ends
+        marker.set_result(None)
+        return marker
+
+    def flush(self, timeout: float | None = None) -> None:
+        """Block until everything submitted so far is committed (errors stay in futures)."""
+        self.marker().result(timeout)
 
     def close(self) -> None:
-        """Commit what is queued, then stop the thread."""
+        """Commit what is queued, then stop the thread (from the writer's own thread,
+        e.g. a finalizer run there: only ask it to stop)."""
         with self._lock:
-            if self._closed:
-                return
-            self._closed = True
-            self._queue.put(_STOP)
-        self._thread.join()
+            if not self._closed:
+                self._closed = True
+                self._queue.put(_STOP)
+        if threading.current_thread() is not self._thread:
+            self._thread.join()
 
     def __enter__(self) -> GroupCommitWriter:  # noqa: PYI034
         return self

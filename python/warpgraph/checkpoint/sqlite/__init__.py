@@ -39,7 +39,9 @@ class SqliteSaver(SqliteBase):
       write fencing; raises `CheckpointConflictError` unless the thread/ns head is still
       that checkpoint, checked inside the write transaction.
     * `put_batch([PutOp | WritesOp, ...])`: several operations in one transaction.
-    * `writer()`: a `GroupCommitWriter` committing queued operations in batches.
+    * `writer()`: a `GroupCommitWriter` committing queued operations in batches;
+      `shared_writer()`: the saver's own one, shared by runs with durability "async"
+      (stopped by `close_writer()`, the context exit, garbage collection or interpreter exit).
     """
 
     conn: sqlite3.Connection
@@ -73,12 +75,17 @@ class SqliteSaver(SqliteBase):
         Pass "FULL" for power-loss durability, like LangGraph's default.
         """
         conn = connect(conn_string, synchronous)
+        saver = None
         try:
             saver = cls(conn, **kwargs)
             saver.setup()
             yield saver
         finally:
-            conn.close()
+            try:
+                if saver is not None:
+                    saver.close_writer()
+            finally:
+                conn.close()
 
     def setup(self) -> None:
         """Create or migrate the schema (idempotent; safe across processes) and enable WAL."""

@@ -5,6 +5,8 @@ in which thread runs `_apply` (see `SqlSaverBase` for the API built on them)."""
 from __future__ import annotations
 
 import sqlite3
+import threading
+import weakref
 from collections.abc import Sequence
 from typing import Any
 
@@ -16,6 +18,8 @@ from warpgraph.checkpoint.sqlite import _schema
 from warpgraph.checkpoint.sqlite._store import SqliteCore
 
 Job = tuple[Any, tuple]
+
+_SHARED_LOCK = threading.Lock()  # guards every saver's `_wg_shared` slot
 
 
 def connect(conn_string: str, synchronous: str) -> sqlite3.Connection:
@@ -77,14 +81,58 @@ class SqliteBase(SqlSaverBase):
         """A background group-commit writer for this saver (close it when done; from
         asyncio code, wrap its futures with `asyncio.wrap_future`)."""
         self._writer_setup()
+        ref = weakref.ref(self)  # `owner` keeps the saver alive; the shared writer drops it
+
+        def saver() -> SqliteBase:
+            s = ref()
+            if s is None:
+                raise RuntimeError("the saver of this GroupCommitWriter was garbage-collected")
+            return s
 
         def commit(steps: Sequence[Any]) -> list[Any]:
-            return self._exec((SqliteCore.commit_steps, (steps,)))
+            return saver()._exec((SqliteCore.commit_steps, (steps,)))
 
         def prepare(op: PutOp | WritesOp) -> Any:
-            return self._core.prepare(with_expectation(op))
+            return saver()._core.prepare(with_expectation(op))
 
-        return GroupCommitWriter(prepare, commit, max_batch=max_batch)
+        writer = GroupCommitWriter(prepare, commit, max_batch=max_batch)
+        writer.owner = self
+        return writer
+
+    def shared_writer(self) -> GroupCommitWriter:
+        """The saver's own long-lived group-commit writer (one background thread, started
+        on first use), shared by every run with durability "async" on this saver.
+
+        Runs wait for their own operations' futures, never close it. It stops (after
+        committing what it holds) on `close_writer()` (the `from_conn_string` context
+        exit calls it), when the saver is garbage-collected, or at interpreter exit; a
+        later call starts a new one.
+        """
+        writer = self._own_shared()
+        if writer is None or writer.closed:
+            with _SHARED_LOCK:
+                writer = self._own_shared()
+                if writer is None or writer.closed:
+                    writer = self.writer()
+                    writer.owner = None  # the thread must not keep the saver alive
+                    # (writer, weakref to its saver): a `with_allowlist` clone copies the
+                    # attribute but is not that saver, so it starts its own
+                    self.__dict__["_wg_shared"] = (writer, weakref.ref(self))
+                    weakref.finalize(self, writer.close)
+        return writer
+
+    def _own_shared(self) -> GroupCommitWriter | None:
+        entry = self.__dict__.get("_wg_shared")
+        return entry[0] if entry is not None and entry[1]() is self else None
+
+    def close_writer(self) -> None:
+        """Stop the shared writer (if started) once it has committed what it holds."""
+        with _SHARED_LOCK:
+            writer = self._own_shared()
+            if writer is not None:
+                del self.__dict__["_wg_shared"]
+        if writer is not None:
+            writer.close()
 
     def _writer_setup(self) -> None:
         pass

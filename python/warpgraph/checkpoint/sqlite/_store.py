@@ -23,6 +23,15 @@ from warpgraph.checkpoint._sql import (
 )
 from warpgraph.checkpoint._sql.codec import VersionsState
 from warpgraph.checkpoint.base import CheckpointTuple, RunnableConfig, SerializerProtocol
+from warpgraph.checkpoint.sqlite._bulk import (
+    _HEAD,
+    _INSERT_BLOBS,
+    _INSERT_CP,
+    _INSERT_WRITES,
+    _REPLACE_WRITES,
+    blob_rows_to_store,
+    run_bulk,
+)
 from warpgraph.checkpoint.sqlite._maintenance import MaintenanceMixin
 
 _REST = (
@@ -43,8 +52,6 @@ _LOAD_WRITES = (
     "checkpoint_ns = ? AND checkpoint_id IN (SELECT value FROM json_each(?)) "
     "ORDER BY checkpoint_id, task_path, task_id, idx"
 )
-_HEAD = "SELECT max(checkpoint_id) FROM wg_checkpoints WHERE thread_id = ? AND checkpoint_ns = ?"
-
 Key = tuple[str, str, str]
 LIST_CHUNK = 32  # `list` builds tuples (and fetches their blobs) this many rows at a time
 
@@ -326,75 +333,86 @@ class SqliteCore(MaintenanceMixin):
 
         def step(conn: sqlite3.Connection) -> RunnableConfig:
             if expected is not NO_EXPECTATION:
-                actual = self.head(conn, thread, ns)
+                # a separate SELECT: folding it into the INSERT (INSERT ... SELECT ... WHERE
+                # head IS ?) reads the target table, so SQLite stages the row in a temp table
+                # (measured slower)
+                actual = conn.execute(_HEAD, (thread, ns)).fetchone()[0]
                 if actual != expected:
                     raise CheckpointConflictError(thread, ns, expected, actual)
-            parent = self.state_of(conn, thread, ns, parent_id) if parent_id else None
-
-            def find_base(state: VersionsState, depth: int) -> VersionsState | None:
-                while state.depth > depth and state.base_id is not None:
-                    nxt = self.state_of(conn, thread, ns, state.base_id)
-                    if nxt is None:
-                        return None
-                    state = nxt
-                return state
-
-            enc = codec.encode_checkpoint(self.serde, checkpoint, parent, find_base, blobs)
-            if blobs:
-                conn.executemany(
-                    "INSERT OR REPLACE INTO wg_blobs (thread_id, checkpoint_ns, channel, "
-                    "version, type, blob) VALUES (?, ?, ?, ?, ?, ?)",
-                    [(thread, ns, *b) for b in blobs],
-                )
-            row = (
-                parent_id,
-                enc.base_id,
-                enc.depth,
-                run_id,
-                enc.record[0],
-                enc.record[1],
-                metadata,
-            )
-            cur = conn.execute(
-                "INSERT INTO wg_checkpoints (thread_id, checkpoint_ns, checkpoint_id, "
-                "parent_checkpoint_id, base_id, depth, run_id, type, checkpoint, metadata) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
-                (thread, ns, cid, *row),
-            )
-            if cur.rowcount == 0:  # same id stored again: re-base dependents, store in full
-                self.detach(conn, thread, ns, {cid})
-                self.forget()
-                parent = self.state_of(conn, thread, ns, parent_id) if parent_id else None
-                enc = codec.encode_checkpoint(self.serde, checkpoint, parent, _no_base, blobs)
+            enc = self.encode_put(conn, thread, ns, parent_id, checkpoint, blobs)
+            row = (thread, ns, cid, parent_id, enc.base_id, enc.depth, run_id, *enc.record)
+            if conn.execute(_INSERT_CP, (*row, metadata)).rowcount == 0:
+                # the same id stored again: re-base its dependents, store it in full
+                enc = self._replace_checkpoint(conn, thread, ns, cid, parent_id, checkpoint, blobs)
                 conn.execute(
                     "UPDATE wg_checkpoints SET parent_checkpoint_id = ?, base_id = NULL, "
                     "depth = ?, run_id = ?, type = ?, checkpoint = ?, metadata = ? "
                     "WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
                     (parent_id, enc.depth, run_id, *enc.record, metadata, thread, ns, cid),
                 )
+            rows = blob_rows_to_store(thread, ns, blobs, enc)
+            if rows:
+                conn.executemany(_INSERT_BLOBS, rows)
             self._remember((thread, ns, cid), enc.state)
             return codec.config_of(thread, ns, cid)
 
+        # what `_bulk.run_bulk` needs to run this put together with others
+        step.put = (thread, ns, cid, parent_id, checkpoint, blobs, metadata, run_id, expected)  # type: ignore[attr-defined]
         return step
+
+    def encode_put(
+        self,
+        conn: sqlite3.Connection,
+        thread: str,
+        ns: str,
+        parent_id: str | None,
+        checkpoint: Any,
+        blobs: list,
+    ) -> codec.EncodedCheckpoint:
+        """Encode a checkpoint against its parent's (cached or stored) versions."""
+        parent = self.state_of(conn, thread, ns, parent_id) if parent_id else None
+
+        def find_base(state: VersionsState, depth: int) -> VersionsState | None:
+            while state.depth > depth and state.base_id is not None:
+                nxt = self.state_of(conn, thread, ns, state.base_id)
+                if nxt is None:
+                    return None
+                state = nxt
+            return state
+
+        return codec.encode_checkpoint(self.serde, checkpoint, parent, find_base, blobs)
+
+    def _replace_checkpoint(
+        self,
+        conn: sqlite3.Connection,
+        thread: str,
+        ns: str,
+        cid: str,
+        parent_id: str | None,
+        checkpoint: Any,
+        blobs: list,
+    ) -> codec.EncodedCheckpoint:
+        """A checkpoint stored again under its id: re-base its dependents, encode in full."""
+        self.detach(conn, thread, ns, {cid})
+        self.forget()
+        parent = self.state_of(conn, thread, ns, parent_id) if parent_id else None
+        return codec.encode_checkpoint(self.serde, checkpoint, parent, _no_base, blobs)
 
     def _prepare_writes(self, op: WritesOp) -> Callable[[sqlite3.Connection], None]:
         thread, ns, cid = _target(op.config)
         if not cid:
             raise ValueError('put_writes needs config["configurable"]["checkpoint_id"]')
         rows = codec.write_rows(self.serde, op.writes, op.task_id, op.task_path)
-        cols = (
-            "INTO wg_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, "
-            "type, value, task_path) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
-        )
         regular = [(thread, ns, cid, *r) for r in rows if r[1] >= 0]
         special = [(thread, ns, cid, *r) for r in rows if r[1] < 0]
 
         def step(conn: sqlite3.Connection) -> None:
             if regular:
-                conn.executemany(f"INSERT OR IGNORE {cols}", regular)
+                conn.executemany(_INSERT_WRITES, regular)
             if special:
-                conn.executemany(f"INSERT OR REPLACE {cols}", special)
+                conn.executemany(_REPLACE_WRITES, special)
 
+        step.rows = (regular, special)  # type: ignore[attr-defined]
         return step
 
     def put(self, conn: sqlite3.Connection, op: PutOp) -> RunnableConfig:
@@ -440,11 +458,8 @@ class SqliteCore(MaintenanceMixin):
         if not return_exceptions:
             return self.transaction(conn, lambda: [s(conn) for s in steps])
 
-        def optimistic() -> list[Any]:  # no savepoints while nothing fails (the usual case)
-            return [s if isinstance(s, BaseException) else s(conn) for s in steps]
-
-        try:
-            return self.transaction(conn, optimistic)
+        try:  # no savepoints while nothing fails (the usual case); rows inserted in bulk
+            return self.transaction(conn, lambda: run_bulk(self, conn, steps))
         except Exception:  # noqa: BLE001, S110 - rerun with one savepoint per step
             pass
 

@@ -121,9 +121,13 @@ class AsyncSqliteSaver(SqliteBase):
             await saver.setup()
             yield saver
         finally:
-            if saver is not None:
-                saver._runner.close()
-            conn.close()
+            try:
+                if saver is not None:
+                    # off the event loop: the writer's last commits may need it (aiosqlite)
+                    await asyncio.to_thread(saver.close_writer)
+                    saver._runner.close()
+            finally:
+                conn.close()
 
     async def setup(self) -> None:
         """Create or migrate the schema (idempotent; safe across processes) and enable WAL."""
