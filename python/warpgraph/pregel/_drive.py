@@ -41,9 +41,13 @@ def drive(
         SaverSession(saver, loop.durability, False, loop.is_nested) if saver is not None else None
     )
     # nobody consumes chunks between steps and nothing hooks the tasks: the runner would
-    # run a lone task in this thread, so the loop may do it itself
+    # run a lone task in this thread, so the loop may do it itself, and perform its saver
+    # ops itself when the session would only pass them on as they are
+    loop.direct = (
+        session.direct if session is not None and session.raw and not session.hooks_tasks else None
+    )
     loop.inline = (
-        session is None
+        (session is None or loop.direct is not None)
         and out is None
         and loop.stream is None
         and timeout is None

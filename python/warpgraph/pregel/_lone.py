@@ -42,7 +42,7 @@ def lone_steps_ok(loop: Any) -> bool:
     conf = loop.conf
     return (
         loop.inline
-        and loop.saver is None
+        and (loop.saver is None or loop.direct is not None)
         and loop.stream is None
         and not loop.interrupt_before
         and not loop.interrupt_after
@@ -71,6 +71,7 @@ def lone_steps(loop: Any) -> None:
     out_set = loop._out_set
     track = loop._track_values or loop._want_values
     lazy_values = loop._lazy_values
+    direct = loop.direct
     step = loop.step
     while step <= stop:
         cid = loop.checkpoint_id
@@ -101,14 +102,20 @@ def lone_steps(loop: Any) -> None:
             info[6],
             info[7],
         )
+        if direct is not None:
+            loop.tasks = {task_id: t}
         try:
             copy_context().run(_run_unconfigured, t, raw_config)
         except Exception as exc:
             loop.tasks = {task_id: t}
             loop.on_task_done(t, exc)
+            _perform(loop, direct)
             raise
         ws = t.writes
-        if not ws or (ws[0][0] in CONTROL_WRITES and all(c in CONTROL_WRITES for c, _ in ws)):
+        if direct is not None:
+            loop.on_task_done(t, None)  # pending writes, and the saver's put_writes
+            _perform(loop, direct)
+        elif not ws or (ws[0][0] in CONTROL_WRITES and all(c in CONTROL_WRITES for c, _ in ws)):
             ws.append((NO_WRITES, None))
         updated = loop._cp_updated = apply([(name, path, triggers, ws)], nv)
         if updated and track and not out_set.isdisjoint(updated):
@@ -117,5 +124,22 @@ def lone_steps(loop: Any) -> None:
             else:
                 loop._emit_values(ws)
         loop._written = False
-        loop.checkpoint_id = fast_id(id_base, step)
-        step = loop.step = step + 1
+        if direct is None:
+            loop.checkpoint_id = fast_id(id_base, step)
+            step = loop.step = step + 1
+            continue
+        loop.is_replaying = False
+        if loop.pending_writes:
+            loop.pending_writes = []
+            loop._pending_ids = set()
+        for op in loop._put_checkpoint({"source": "loop"}):
+            direct(op)
+        step = loop.step
+
+
+def _perform(loop: Any, direct: Any) -> None:
+    """The saver ops the loop queued, performed now (what the driver would do next)."""
+    while loop._io:
+        ops, loop._io = loop._io, []
+        for op in ops:
+            direct(op)

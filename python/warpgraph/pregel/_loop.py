@@ -107,6 +107,8 @@ class PregelLoop:
         self.captured = capture_interrupts
         # set by the sync driver when a lone task may run inside the step machine
         self.inline = False
+        # set by the sync driver when the loop may call the saver for plain ops itself
+        self.direct: Any = None
         self.status = "input"
         self.output: Any = None
         self.tasks: dict[str, Any] = {}
