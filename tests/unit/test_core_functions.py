@@ -418,3 +418,34 @@ def test_unpack_envelope_random_bytes_bulk() -> None:
     rng = os.urandom(200_000)
     for i in range(0, len(rng), 50):
         _check_decode(b"\x81\xa1a" + rng[i : i + 50])
+
+
+def test_pack_envelope_sees_versions_seen_edited_in_place() -> None:
+    """The packer reuses the encoding of a versions_seen entry it saw before only while
+    the very same inner dict holds the very same objects: edits in place, reorders,
+    replacements and new value types are all re-encoded (compared with ormsgpack)."""
+    inner = {"a": "00000000000000000000000000000001.0.1", "b": 2}
+    ck = {
+        "v": 4,
+        "id": "1f0",
+        "ts": "t",
+        "channel_versions": {"a": 3},
+        "versions_seen": {"n1": inner, "n2": {"x": 1}},
+        "updated_channels": None,
+    }
+    edits = [
+        lambda: None,  # unchanged: reused bytes
+        lambda: inner.__setitem__("a", "00000000000000000000000000000002.0.5"),
+        lambda: inner.__setitem__("c", 1.5),
+        lambda: inner.pop("b"),
+        lambda: (inner.pop("a"), inner.__setitem__("a", 7)),  # same keys, new order
+        lambda: inner.__setitem__("c", True),
+        lambda: inner.__setitem__("c", None),
+        lambda: ck["versions_seen"].__setitem__("n1", dict(inner)),
+        lambda: ck["versions_seen"]["n1"].__setitem__("z", [1, 2]),  # not a cached type
+        lambda: ck["versions_seen"]["n1"].clear(),
+    ]
+    for edit in edits:
+        edit()
+        for _ in range(3):  # an entry is cached the second time it is seen
+            assert _core.pack_checkpoint_envelope(ck) == ref_envelope(ck)

@@ -150,6 +150,9 @@ pub enum Trigger {
 #[derive(Debug)]
 pub struct TaskWrites<V> {
     pub name: String,
+    /// The index of the node named `name`, when the caller knows it (a lookup shortcut;
+    /// `None` is always correct).
+    pub node: Option<usize>,
     /// `task_path_str(path)`: the sort key (only read when there are several tasks).
     pub sort_key: String,
     /// Triggers (only versioned ones are recorded as seen).
@@ -176,6 +179,8 @@ pub struct Run<V> {
     /// The channel indices among `updated`, in the same order.
     updated_idx: Vec<usize>,
     chan_slot: Vec<usize>,
+    /// Per node: its slot in `seen` (`NO_SLOT` until it has an entry).
+    node_seen: Vec<usize>,
     max: MaxCache,
     live: IndexSet,
     valued: IndexSet,
@@ -188,6 +193,10 @@ pub struct Run<V> {
     updated_at: Vec<u32>,
     group_at: Vec<u32>,
     group_idx: Vec<u32>,
+    /// Scratch buffers of `apply_writes`, reused across steps.
+    order: Vec<usize>,
+    groups: Vec<Vec<V>>,
+    spare_updated: Vec<usize>,
 }
 
 impl<V> Run<V> {
@@ -210,6 +219,12 @@ impl<V> Run<V> {
                 .collect()
         };
         let max = MaxCache::new(&versions);
+        let node_seen = graph
+            .topology
+            .nodes
+            .iter()
+            .map(|node| seen.slot(&node.name).unwrap_or(NO_SLOT))
+            .collect();
         let mut live = IndexSet::new(n);
         let mut valued = IndexSet::new(n);
         for c in 0..n {
@@ -225,6 +240,7 @@ impl<V> Run<V> {
             updated: Vec::new(),
             updated_idx: Vec::new(),
             chan_slot,
+            node_seen,
             max,
             live,
             valued,
@@ -235,6 +251,9 @@ impl<V> Run<V> {
             updated_at: vec![0; n],
             group_at: vec![0; n],
             group_idx: vec![0; n],
+            order: Vec::new(),
+            groups: Vec::new(),
+            spare_updated: Vec::new(),
         };
         run.set_updated(graph, updated);
         run
@@ -310,25 +329,45 @@ impl<V> Run<V> {
         graph: &Graph<V>,
         ops: &O,
     ) -> CoreResult<Vec<usize>, O::Err> {
+        let mut out = Vec::new();
+        self.firing_nodes_into(graph, ops, &mut out)?;
+        Ok(out)
+    }
+
+    /// [`Run::firing_nodes`] into a reused buffer (cleared first).
+    pub fn firing_nodes_into<O: ValueOps<V = V>>(
+        &self,
+        graph: &Graph<V>,
+        ops: &O,
+        out: &mut Vec<usize>,
+    ) -> CoreResult<(), O::Err> {
+        out.clear();
+        let Some(null) = null_version(&self.versions) else {
+            return Ok(());
+        };
         let topo = &graph.topology;
-        let candidates = topo.candidates(
+        topo.candidates_into(
             &self.updated_idx,
             !self.updated.is_empty(),
             !self.versions.is_empty(),
+            out,
         );
-        let Some(null) = null_version(&self.versions) else {
-            return Ok(Vec::new());
-        };
-        let mut out = Vec::new();
-        for n in candidates {
-            let seen = self.seen.get(&topo.nodes[n].name);
+        let mut keep = 0;
+        for i in 0..out.len() {
+            let n = out[i];
+            let seen = match self.node_seen[n] {
+                NO_SLOT => None,
+                s => Some(self.seen.at(s)),
+            };
             let avail = |c: usize| graph.channels[c].is_available(&self.states[c], ops);
             let version_of = |c: usize| self.channel_version(c);
             if topo.fires(n, &graph.names, version_of, seen, &null, avail)? {
-                out.push(n);
+                out[keep] = n;
+                keep += 1;
             }
         }
-        Ok(out)
+        out.truncate(keep);
+        Ok(())
     }
 
     fn set_version(&mut self, graph: &Graph<V>, c: usize, v: &Option<Version>) {
@@ -346,12 +385,15 @@ impl<V> Run<V> {
         }
     }
 
-    fn seen_slot(&mut self, name: &str) -> usize {
+    fn seen_slot(&mut self, graph: &Graph<V>, name: &str) -> usize {
         match self.seen.slot(name) {
             Some(s) => s,
             None => {
                 let s = self.seen.insert(name, VersionMap::new());
                 self.seen_log.push(s);
+                if let Some(&n) = graph.topology.node_index.get(name) {
+                    self.node_seen[n] = s;
+                }
                 s
             }
         }
@@ -374,14 +416,15 @@ impl<V> Run<V> {
 
     /// LangGraph's `apply_writes`. `next_version` is called once with the current maximum
     /// version when given (`None` leaves versions untouched). Returns the updated channels
-    /// (indices, in sorted name order).
+    /// (indices, in sorted name order). The tasks' `writes` are drained (the caller may reuse
+    /// the buffers); the tasks may be reordered.
     pub fn apply_writes<O, F>(
         &mut self,
         graph: &Graph<V>,
-        mut tasks: Vec<TaskWrites<V>>,
+        tasks: &mut [TaskWrites<V>],
         next_version: Option<F>,
         ops: &O,
-    ) -> CoreResult<Vec<usize>, O::Err>
+    ) -> CoreResult<&[usize], O::Err>
     where
         O: ValueOps<V = V>,
         F: FnOnce(Option<&Version>) -> CoreResult<Option<Version>, O::Err>,
@@ -391,8 +434,11 @@ impl<V> Run<V> {
         }
         let bump_step = tasks.iter().any(|t| !t.triggers.is_empty());
 
-        for t in &tasks {
-            let slot = self.seen_slot(&t.name);
+        for t in tasks.iter() {
+            let slot = match t.node.map(|n| self.node_seen[n]) {
+                Some(s) if s != NO_SLOT => s,
+                _ => self.seen_slot(graph, &t.name),
+            };
             let mut changed = false;
             for trig in &t.triggers {
                 match trig {
@@ -424,7 +470,7 @@ impl<V> Run<V> {
         };
 
         let g = self.next_gen();
-        for t in &tasks {
+        for t in tasks.iter() {
             for trig in &t.triggers {
                 if let Trigger::Channel(c) = *trig {
                     if graph.consumable[c] && self.consumed_at[c] != g {
@@ -437,28 +483,35 @@ impl<V> Run<V> {
             }
         }
 
-        let mut order: Vec<usize> = Vec::new();
-        let mut groups: Vec<Vec<V>> = Vec::new();
-        for t in tasks {
-            for (c, v) in t.writes {
+        // Group the writes per channel (first-write order), in reused buffers.
+        let mut order = std::mem::take(&mut self.order);
+        let mut groups = std::mem::take(&mut self.groups);
+        order.clear();
+        for t in tasks.iter_mut() {
+            for (c, v) in t.writes.drain(..) {
                 if self.group_at[c] != g {
                     self.group_at[c] = g;
-                    self.group_idx[c] = groups.len() as u32;
+                    let gi = order.len();
+                    self.group_idx[c] = gi as u32;
                     order.push(c);
-                    groups.push(Vec::new());
+                    match groups.get_mut(gi) {
+                        Some(buf) => buf.clear(),
+                        None => groups.push(Vec::new()),
+                    }
                 }
                 groups[self.group_idx[c] as usize].push(v);
             }
         }
 
-        let mut updated: Vec<usize> = Vec::new();
-        for (c, vals) in order.into_iter().zip(groups) {
+        let mut updated = std::mem::take(&mut self.spare_updated);
+        updated.clear();
+        for (i, &c) in order.iter().enumerate() {
             if graph.volatile[c] {
                 self.live.insert(c);
             }
             self.valued.insert(c);
             let spec = &graph.channels[c];
-            if spec.update(&mut self.states[c], vals, ops)? && next.is_some() {
+            if spec.update_drain(&mut self.states[c], &mut groups[i], ops)? && next.is_some() {
                 self.set_version(graph, c, &next);
                 if spec.is_available(&self.states[c], ops)? {
                     self.updated_at[c] = g;
@@ -508,16 +561,20 @@ impl<V> Run<V> {
             }
         }
 
+        self.order = order;
+        self.groups = groups;
         updated.sort_unstable_by_key(|&c| graph.rank[c]);
-        self.updated = updated.iter().map(|&c| graph.names[c].clone()).collect();
-        self.updated_idx.clone_from(&updated);
-        Ok(updated)
+        self.updated.clear();
+        self.updated
+            .extend(updated.iter().map(|&c| graph.names[c].clone()));
+        self.spare_updated = std::mem::replace(&mut self.updated_idx, updated);
+        Ok(&self.updated_idx)
     }
 
     /// On resume: `versions_seen["__interrupt__"][k] = channel_versions[k]` for every channel
     /// (in channel order) that has a version; other entries are kept.
     pub fn mark_interrupt_seen(&mut self, graph: &Graph<V>) {
-        let slot = self.seen_slot("__interrupt__");
+        let slot = self.seen_slot(graph, "__interrupt__");
         for (c, name) in graph.names.iter().enumerate() {
             let s = self.chan_slot[c];
             if s != NO_SLOT {

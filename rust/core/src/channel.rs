@@ -189,7 +189,28 @@ impl<V> ChannelSpec<V> {
     pub fn update<O: ValueOps<V = V>>(
         &self,
         state: &mut State<V>,
-        values: Vec<V>,
+        mut values: Vec<V>,
+        ops: &O,
+    ) -> CoreResult<bool, O::Err> {
+        self.update_drain(state, &mut values, ops)
+    }
+
+    /// [`ChannelSpec::update`] taking the values out of a reusable buffer (left empty).
+    pub fn update_drain<O: ValueOps<V = V>>(
+        &self,
+        state: &mut State<V>,
+        values: &mut Vec<V>,
+        ops: &O,
+    ) -> CoreResult<bool, O::Err> {
+        let r = self.update_values(state, values, ops);
+        values.clear();
+        r
+    }
+
+    fn update_values<O: ValueOps<V = V>>(
+        &self,
+        state: &mut State<V>,
+        values: &mut Vec<V>,
         ops: &O,
     ) -> CoreResult<bool, O::Err> {
         let key = &self.key;
@@ -203,7 +224,7 @@ impl<V> ChannelSpec<V> {
                         "At key '{key}': Can receive only one value per step. Use an Annotated key to handle multiple values."
                     )));
                 }
-                *slot = values.into_iter().last();
+                *slot = values.pop();
                 Ok(true)
             }
             (Kind::Ephemeral { guard }, State::Value(slot)) => {
@@ -215,7 +236,7 @@ impl<V> ChannelSpec<V> {
                         "At key '{key}': EphemeralValue(guard=True) can receive only one value per step. Use guard=False if you want to store any one of multiple values."
                     )));
                 }
-                *slot = values.into_iter().last();
+                *slot = values.pop();
                 Ok(true)
             }
             (Kind::Untracked { guard }, State::Value(slot)) => {
@@ -227,14 +248,14 @@ impl<V> ChannelSpec<V> {
                         "At key '{key}': UntrackedValue(guard=True) can receive only one value per step. Use guard=False if you want to store any one of multiple values."
                     )));
                 }
-                *slot = values.into_iter().last();
+                *slot = values.pop();
                 Ok(true)
             }
             (Kind::AnyValue, State::Value(slot)) => {
                 if values.is_empty() {
                     return Ok(slot.take().is_some());
                 }
-                *slot = values.into_iter().last();
+                *slot = values.pop();
                 Ok(true)
             }
             (Kind::BinOp { op, .. }, State::Value(slot)) => {
@@ -245,7 +266,7 @@ impl<V> ChannelSpec<V> {
                     return Ok(false);
                 }
                 *finished = false;
-                *value = values.into_iter().last();
+                *value = values.pop();
                 Ok(true)
             }
             (Kind::Topic { accumulate }, State::Topic(items)) => {
@@ -255,7 +276,7 @@ impl<V> ChannelSpec<V> {
                     items.clear();
                 }
                 let before = items.len();
-                for v in &values {
+                for v in values.iter() {
                     ops.flatten_into(v, items).map_err(ext)?;
                 }
                 Ok(updated || items.len() > before)
@@ -272,7 +293,7 @@ impl<V> ChannelSpec<V> {
                 },
             ) => {
                 let mut updated = false;
-                for v in &values {
+                for v in values.iter() {
                     match ops
                         .name_index(names, names_obj, lookup.as_ref(), v)
                         .map_err(ext)?
@@ -294,7 +315,7 @@ impl<V> ChannelSpec<V> {
                 }
                 Ok(updated)
             }
-            (Kind::Custom { .. }, State::Custom(ch)) => ops.custom_update(ch, &values).map_err(ext),
+            (Kind::Custom { .. }, State::Custom(ch)) => ops.custom_update(ch, values).map_err(ext),
             _ => Err(kind_mismatch(key)),
         }
     }
@@ -302,13 +323,13 @@ impl<V> ChannelSpec<V> {
     fn update_binop<O: ValueOps<V = V>>(
         op: &V,
         slot: &mut Option<V>,
-        values: Vec<V>,
+        values: &mut Vec<V>,
         ops: &O,
     ) -> CoreResult<bool, O::Err> {
         if values.is_empty() {
             return Ok(false);
         }
-        let mut rest = values.into_iter();
+        let mut rest = values.drain(..);
         if slot.is_none() {
             // The first value is taken as-is, even an Overwrite (LangGraph's behaviour).
             *slot = rest.next();
@@ -422,6 +443,7 @@ impl<V> ChannelSpec<V> {
     }
 
     /// `is_available()`.
+    #[inline]
     pub fn is_available<O: ValueOps<V = V>>(
         &self,
         state: &State<V>,

@@ -81,38 +81,76 @@ fn hex_val(c: u8) -> Option<u8> {
 
 /// The raw bytes of a checkpoint id (`binascii.unhexlify(id.replace("-", ""))`).
 pub fn checkpoint_id_bytes(checkpoint_id: &str) -> Result<Vec<u8>, IdError> {
-    let digits: Vec<u8> = checkpoint_id.bytes().filter(|&b| b != b'-').collect();
-    if digits.len() & 1 == 1 {
+    let mut out = Vec::new();
+    checkpoint_id_bytes_into(checkpoint_id, &mut out)?;
+    Ok(out)
+}
+
+/// [`checkpoint_id_bytes`] into a reused buffer (cleared first), in one pass. As with
+/// `binascii.unhexlify`, an odd number of digits is reported before a non-hex digit.
+pub fn checkpoint_id_bytes_into(checkpoint_id: &str, out: &mut Vec<u8>) -> Result<(), IdError> {
+    out.clear();
+    out.reserve(checkpoint_id.len() / 2);
+    let mut high: Option<u8> = None;
+    let mut bad = false;
+    for b in checkpoint_id.bytes() {
+        if b == b'-' {
+            continue;
+        }
+        let d = hex_val(b).unwrap_or_else(|| {
+            bad = true;
+            0
+        });
+        match high.take() {
+            None => high = Some(d),
+            Some(h) => out.push((h << 4) | d),
+        }
+    }
+    if high.is_some() {
         return Err(IdError {
             message: format!("invalid checkpoint id {checkpoint_id:?}: odd number of hex digits"),
         });
     }
-    let mut out = Vec::with_capacity(digits.len() / 2);
-    for pair in digits.chunks_exact(2) {
-        match (hex_val(pair[0]), hex_val(pair[1])) {
-            (Some(h), Some(l)) => out.push((h << 4) | l),
-            _ => {
-                return Err(IdError {
-                    message: format!(
-                        "invalid checkpoint id {checkpoint_id:?}: non-hexadecimal digit found"
-                    ),
-                })
-            }
-        }
+    if bad {
+        return Err(IdError {
+            message: format!(
+                "invalid checkpoint id {checkpoint_id:?}: non-hexadecimal digit found"
+            ),
+        });
     }
-    Ok(out)
+    Ok(())
 }
 
 /// Task id over pre-decoded checkpoint id bytes (see [`checkpoint_id_bytes`]).
 pub fn task_id_from_bytes<P: AsRef<[u8]>>(ns: &[u8], parts: &[P], v: i64) -> String {
-    let total = ns.len() + parts.iter().map(|p| p.as_ref().len()).sum::<usize>();
+    let ascii = task_id_ascii(ns, parts, v);
+    // All 36 bytes are ASCII hex digits and dashes.
+    ascii.iter().map(|&b| b as char).collect()
+}
+
+/// [`task_id_from_bytes`] as 36 ASCII bytes, hashing from a stack buffer when it fits.
+pub fn task_id_ascii<P: AsRef<[u8]>>(ns: &[u8], parts: &[P], v: i64) -> [u8; 36] {
     if v > 1 {
-        let mut buf = Vec::with_capacity(total);
-        buf.extend_from_slice(ns);
-        for p in parts {
-            buf.extend_from_slice(p.as_ref());
-        }
-        format_uuid_hex(&xxh3_128(&buf).to_be_bytes())
+        let total = ns.len() + parts.iter().map(|p| p.as_ref().len()).sum::<usize>();
+        let hash = if total <= 128 {
+            let mut buf = [0u8; 128];
+            buf[..ns.len()].copy_from_slice(ns);
+            let mut at = ns.len();
+            for p in parts {
+                let p = p.as_ref();
+                buf[at..at + p.len()].copy_from_slice(p);
+                at += p.len();
+            }
+            xxh3_128(&buf[..at])
+        } else {
+            let mut buf = Vec::with_capacity(total);
+            buf.extend_from_slice(ns);
+            for p in parts {
+                buf.extend_from_slice(p.as_ref());
+            }
+            xxh3_128(&buf)
+        };
+        uuid_hex_ascii(&hash.to_be_bytes())
     } else {
         let mut sha = sha1_smol::Sha1::new();
         sha.update(ns);
@@ -120,8 +158,22 @@ pub fn task_id_from_bytes<P: AsRef<[u8]>>(ns: &[u8], parts: &[P], v: i64) -> Str
             sha.update(p.as_ref());
         }
         let digest = sha.digest().bytes();
-        format_uuid_hex(&digest[..16])
+        let mut b = [0u8; 16];
+        b.copy_from_slice(&digest[..16]);
+        uuid_hex_ascii(&b)
     }
+}
+
+/// 16 bytes as lowercase hex grouped 8-4-4-4-12, in ASCII.
+fn uuid_hex_ascii(bytes: &[u8; 16]) -> [u8; 36] {
+    let mut out = [b'-'; 36];
+    // Output position of each byte's two digits.
+    const AT: [usize; 16] = [0, 2, 4, 6, 9, 11, 14, 16, 19, 21, 24, 26, 28, 30, 32, 34];
+    for (b, &at) in bytes.iter().zip(AT.iter()) {
+        out[at] = HEX[(b >> 4) as usize];
+        out[at + 1] = HEX[(b & 0xF) as usize];
+    }
+    out
 }
 
 /// Task id as LangGraph computes it in `prepare_single_task` (`v` is the checkpoint's `"v"`).
@@ -218,6 +270,30 @@ mod tests {
         assert!(task_id("zz", &["x"], 4).is_err());
         assert!(task_id("é0", &["x"], 4).is_err());
         assert_eq!(checkpoint_id_bytes("").unwrap(), Vec::<u8>::new());
+        // Like binascii.unhexlify: odd length wins over a bad digit, wherever it is.
+        let e = checkpoint_id_bytes("zz0").unwrap_err();
+        assert!(e.message.ends_with("odd number of hex digits"), "{e}");
+        let e = checkpoint_id_bytes("0z-12").unwrap_err();
+        assert!(e.message.ends_with("non-hexadecimal digit found"), "{e}");
+        assert_eq!(checkpoint_id_bytes("0A-b1").unwrap(), vec![0x0a, 0xb1]);
+        let mut buf = vec![9, 9, 9];
+        checkpoint_id_bytes_into("ff", &mut buf).unwrap();
+        assert_eq!(buf, vec![0xff]);
+    }
+
+    #[test]
+    fn long_parts_hash_like_short_ones() {
+        // Over the stack buffer: same as hashing the concatenation.
+        let long = "x".repeat(200);
+        let ns = checkpoint_id_bytes(CID).unwrap();
+        let mut all = ns.clone();
+        all.extend_from_slice(long.as_bytes());
+        let want = format_uuid_hex(&xxh3_128(&all).to_be_bytes());
+        assert_eq!(task_id_from_bytes(&ns, &[long.as_str()], 4), want);
+        assert_eq!(
+            task_id_from_bytes(&ns, &[&long[..100], &long[100..]], 4),
+            want
+        );
     }
 
     #[test]

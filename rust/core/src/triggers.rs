@@ -110,20 +110,37 @@ impl Topology {
         any_updated: bool,
         has_versions: bool,
     ) -> Vec<usize> {
+        let mut out = Vec::new();
+        self.candidates_into(updated, any_updated, has_versions, &mut out);
+        out
+    }
+
+    /// [`Topology::candidates`] appended to `out`.
+    pub fn candidates_into(
+        &self,
+        updated: &[usize],
+        any_updated: bool,
+        has_versions: bool,
+        out: &mut Vec<usize>,
+    ) {
+        let start = out.len();
         if any_updated && self.has_triggers {
-            let mut out: Vec<usize> = updated
-                .iter()
-                .flat_map(|&c| self.trigger_to_nodes[c].iter().copied())
-                .collect();
-            if out.len() > 1 {
-                out.sort_unstable_by_key(|&n| self.rank[n]);
-                out.dedup();
+            for &c in updated {
+                out.extend_from_slice(&self.trigger_to_nodes[c]);
             }
-            out
-        } else if !has_versions {
-            Vec::new()
-        } else {
-            (0..self.nodes.len()).collect()
+            if out.len() - start > 1 {
+                out[start..].sort_unstable_by_key(|&n| self.rank[n]);
+                let mut w = start + 1;
+                for r in start + 1..out.len() {
+                    if out[r] != out[w - 1] {
+                        out[w] = out[r];
+                        w += 1;
+                    }
+                }
+                out.truncate(w);
+            }
+        } else if has_versions {
+            out.extend(0..self.nodes.len());
         }
     }
 

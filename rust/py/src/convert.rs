@@ -8,7 +8,6 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use warpgraph_core::apply::Run;
 use warpgraph_core::error::CoreError;
-use warpgraph_core::ids::PathPart;
 use warpgraph_core::version::{null_version, py_gt, OrdMap, Version, VersionMap};
 
 use super::graphspec::SpecInner;
@@ -356,25 +355,36 @@ pub fn seen_from_py(d: &Bound<'_, PyAny>) -> PyResult<OrdMap<VersionMap>> {
     Ok(m)
 }
 
-/// A task path element as LangGraph's `task_path_str` sees it.
-pub fn path_part(v: &Bound<'_, PyAny>) -> PyResult<PathPart> {
+/// Appends LangGraph's `task_path_str` form of a task path (or path element) to `out`:
+/// `"~" + ", ".join(...)` for tuples and lists, ints zero-padded to width 10, else `str()`.
+pub fn write_path_key(v: &Bound<'_, PyAny>, out: &mut String) -> PyResult<()> {
+    use std::fmt::Write;
+    let seq = |items: &mut dyn Iterator<Item = Bound<'_, PyAny>>, out: &mut String| {
+        out.push('~');
+        for (i, x) in items.enumerate() {
+            if i > 0 {
+                out.push_str(", ");
+            }
+            write_path_key(&x, out)?;
+        }
+        Ok(())
+    };
     if let Ok(t) = v.cast::<PyTuple>() {
-        return Ok(PathPart::Tuple(
-            t.iter().map(|x| path_part(&x)).collect::<PyResult<_>>()?,
-        ));
+        return seq(&mut t.iter(), out);
     }
     if let Ok(l) = v.cast::<PyList>() {
-        return Ok(PathPart::Tuple(
-            l.iter().map(|x| path_part(&x)).collect::<PyResult<_>>()?,
-        ));
+        return seq(&mut l.iter(), out);
     }
     if v.is_instance_of::<PyBool>() {
-        return Ok(PathPart::Int(i64::from(v.is_truthy()?)));
+        let _ = write!(out, "{:010}", i64::from(v.is_truthy()?));
+        return Ok(());
     }
     if v.is_instance_of::<PyInt>() {
-        return Ok(PathPart::Int(v.extract()?));
+        let _ = write!(out, "{:010}", v.extract::<i64>()?);
+        return Ok(());
     }
-    Ok(PathPart::Str(v.str()?.to_str()?.to_owned()))
+    out.push_str(v.str()?.to_str()?);
+    Ok(())
 }
 
 /// Extracts a list of str from any iterable of str, naming `what` on error.

@@ -12,26 +12,28 @@ mod errors;
 mod graphspec;
 #[path = "pychannel.rs"]
 pub(crate) mod pychannel;
+#[path = "task_input.rs"]
+mod task_input;
 
-use std::borrow::Cow;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use pyo3::exceptions::PyTypeError;
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList, PyString, PyTuple};
-use warpgraph_core::apply::Run;
+use pyo3::types::{PyDict, PyList, PyString};
+use warpgraph_core::apply::{Run, TaskWrites};
 use warpgraph_core::error::CoreError;
-use warpgraph_core::ids::{checkpoint_id_bytes, task_id_from_bytes};
+use warpgraph_core::ids::checkpoint_id_bytes_into;
 use warpgraph_core::triggers::should_interrupt;
 use warpgraph_core::version::{self as ver, Version, VersionMap};
 
 use convert::{
     seen_from_py, str_list, version_from_py, version_map_from_py, version_to_py, Mirror,
 };
-use engine_ops::{CoreErr, NextVersion};
-use graphspec::{GraphSpec, SpecInner, PULL};
+use engine_ops::{fmt_i64, CoreErr, NextVersion};
+use graphspec::{GraphSpec, SpecInner};
 use pychannel::{PyOps, V};
+use task_input::Aliases;
 
 /// Per-run state: channel values, channel_versions, versions_seen, updated_channels.
 #[pyclass(module = "warpgraph._core")]
@@ -39,6 +41,20 @@ pub struct Engine {
     pub(crate) spec: Arc<SpecInner>,
     pub(crate) run: Run<V>,
     pub(crate) mirror: Mirror,
+    /// Reused per-task buffers of apply_writes.
+    pool: Vec<TaskWrites<V>>,
+    aliases: Aliases,
+    /// prepare_next_tasks' reused state (locked with `try_lock` only: a re-entrant call
+    /// works without it).
+    prep: Mutex<PrepScratch>,
+}
+
+/// The last checkpoint id decoded by prepare_next_tasks, its bytes, and a node buffer.
+#[derive(Default)]
+struct PrepScratch {
+    id: String,
+    bytes: Vec<u8>,
+    firing: Vec<usize>,
 }
 
 #[pymethods]
@@ -100,10 +116,14 @@ impl Engine {
             None => Vec::new(),
         };
         let run = Run::new(&inner.graph, states, versions, seen, updated);
+        let aliases = Aliases::new(py, &inner);
         Ok(Engine {
             spec: inner,
             run,
             mirror: Mirror::default(),
+            pool: Vec::new(),
+            aliases,
+            prep: Mutex::new(PrepScratch::default()),
         })
     }
 
@@ -158,6 +178,13 @@ impl Engine {
         select: &Bound<'_, PyAny>,
         fresh_writes: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Py<PyAny>> {
+        let no_fresh = match fresh_writes {
+            None => true,
+            Some(w) => w.is_none(),
+        };
+        if no_fresh && !select.is_instance_of::<PyString>() {
+            return self.read_many(py, select);
+        }
         let single = select
             .cast::<PyString>()
             .ok()
@@ -236,49 +263,29 @@ impl Engine {
         step: i64,
         v: i64,
     ) -> PyResult<Bound<'py, PyList>> {
-        let ns = checkpoint_id_bytes(checkpoint_id).map_err(|e| self.err(py, e.into()))?;
-        let step_s = step.to_string();
-        let mut out = Vec::new();
-        self.push_tasks(py, &ns, parent_ns, &step_s, v, &mut out)?;
-        let firing = self
-            .run
-            .firing_nodes(&self.spec.graph, &self.ops(py))
-            .map_err(|e| self.err(py, e))?;
-        for n in firing {
-            let Some(input) = self.node_input(py, n).map_err(|e| self.err(py, e))? else {
-                continue;
-            };
-            let node = &self.spec.graph.topology.nodes[n];
-            let name = &*node.name;
-            let checkpoint_ns: Cow<'_, str> = if parent_ns.is_empty() {
-                Cow::Borrowed(name)
-            } else {
-                Cow::Owned(format!("{parent_ns}|{name}"))
-            };
-            let head = [&*checkpoint_ns, step_s.as_str(), name, PULL];
-            let trig = &node.sorted_triggers;
-            let id = if trig.len() <= 4 {
-                let mut buf = [""; 8];
-                buf[..4].copy_from_slice(&head);
-                for (slot, t) in buf[4..].iter_mut().zip(trig.iter()) {
-                    *slot = t;
-                }
-                task_id_from_bytes(&ns, &buf[..4 + trig.len()], v)
-            } else {
-                let mut parts = head.to_vec();
-                parts.extend(trig.iter().map(|t| &**t));
-                task_id_from_bytes(&ns, &parts, v)
-            };
-            out.push(PyTuple::new(
-                py,
-                [
-                    PyString::new(py, &id).into_any(),
-                    self.spec.node_names[n].bind(py).clone().into_any(),
-                    self.spec.pull_paths[n].bind(py).clone().into_any(),
-                    self.spec.pull_triggers[n].bind(py).clone().into_any(),
-                    input.into_bound(py),
-                ],
-            )?);
+        let mut guard = self.prep.try_lock().ok();
+        let mut local = PrepScratch::default();
+        let scratch = guard.as_deref_mut().unwrap_or(&mut local);
+        if scratch.id != checkpoint_id {
+            scratch.id.clear();
+            if let Err(e) = checkpoint_id_bytes_into(checkpoint_id, &mut scratch.bytes) {
+                // The cached id is now "": keep its bytes consistent (empty).
+                scratch.bytes.clear();
+                return Err(self.err(py, e.into()));
+            }
+            scratch.id.push_str(checkpoint_id);
+        }
+        let ns = &scratch.bytes[..];
+        let firing = &mut scratch.firing;
+        let mut step_buf = [0u8; 20];
+        let step_s = fmt_i64(step, &mut step_buf);
+        self.firing_nodes_into(py, firing)?;
+        let mut out = Vec::with_capacity(firing.len());
+        self.push_tasks(py, ns, parent_ns, step_s, v, &mut out)?;
+        for &n in firing.iter() {
+            if let Some(t) = self.pull_task(py, n, ns, parent_ns, step_s, v)? {
+                out.push(t);
+            }
         }
         PyList::new(py, out)
     }
@@ -313,12 +320,18 @@ impl Engine {
                 }
             },
         };
-        let items = tasks.try_iter()?.collect::<PyResult<Vec<_>>>()?;
-        let sort = items.len() > 1;
-        let tasks = items
-            .iter()
-            .map(|t| self.task_writes(py, t, sort))
-            .collect::<PyResult<Vec<_>>>()?;
+        let mut pool = std::mem::take(&mut self.pool);
+        let mut aliases = std::mem::take(&mut self.aliases);
+        let filled = self.fill_tasks(py, tasks, &mut pool, &mut aliases);
+        self.aliases = aliases;
+        let n = match filled {
+            Ok(n) => n,
+            Err(e) => {
+                pool.iter_mut().for_each(|t| t.writes.clear());
+                self.pool = pool;
+                return Err(e);
+            }
+        };
         let next = mode.map(|m| {
             move |cur: Option<&Version>| -> Result<Option<Version>, CoreErr> {
                 match m {
@@ -348,10 +361,13 @@ impl Engine {
         let ops = PyOps { py, cls: &spec.cls };
         let updated = self
             .run
-            .apply_writes(&spec.graph, tasks, next, &ops)
-            .map_err(|e| errors::to_py(py, &spec.cls, e));
+            .apply_writes(&spec.graph, &mut pool[..n], next, &ops)
+            .map_err(|e| errors::to_py(py, &spec.cls, e))
+            .and_then(|up| PyList::new(py, up.iter().map(|&c| spec.chan_names[c].bind(py))));
+        pool[..n].iter_mut().for_each(|t| t.writes.clear());
+        self.pool = pool;
         self.mirror.trim_logs(&mut self.run);
-        PyList::new(py, updated?.iter().map(|&c| spec.chan_names[c].bind(py)))
+        updated
     }
 
     /// On resume: every channel's current version is marked as seen by `"__interrupt__"`.

@@ -1,18 +1,17 @@
-//! Engine internals shared by its methods: reads, task inputs, PUSH tasks, task writes.
+//! Engine internals shared by its methods: reads, task inputs, PULL and PUSH tasks.
 
 use pyo3::exceptions::{PyKeyError, PyTypeError};
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyDict, PyString, PyTuple};
-use warpgraph_core::apply::{TaskWrites, Trigger, SKIPPED_WRITE_KEYS};
+use pyo3::types::{PyDict, PyList, PyString, PyTuple};
+use warpgraph_core::channel::State;
 use warpgraph_core::error::CoreError;
-use warpgraph_core::ids::{task_id_from_bytes, task_path_str};
+use warpgraph_core::ids::task_id_ascii;
 use warpgraph_core::triggers::ReadSpec;
 
-use super::convert::path_part;
 use super::errors;
-use super::graphspec::PUSH;
+use super::graphspec::{PULL, PUSH};
 use super::pychannel::{self, PyOps, V};
 use super::Engine;
 
@@ -46,6 +45,33 @@ pub(crate) enum NextVersion<'py> {
     Int,
     Str,
     Call(Bound<'py, PyAny>),
+}
+
+/// `str(n)` into a stack buffer.
+pub(crate) fn fmt_i64(n: i64, buf: &mut [u8; 20]) -> &str {
+    let mut u = n.unsigned_abs();
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (u % 10) as u8;
+        u /= 10;
+        if u == 0 {
+            break;
+        }
+    }
+    if n < 0 {
+        i -= 1;
+        buf[i] = b'-';
+    }
+    // SAFETY: only ASCII digits and '-' were written to `buf[i..]`.
+    unsafe { std::str::from_utf8_unchecked(&buf[i..]) }
+}
+
+/// A task id (36 ASCII bytes) as a Python str.
+fn id_str<'py>(py: Python<'py>, id: &[u8; 36]) -> Bound<'py, PyString> {
+    debug_assert!(id.is_ascii());
+    // SAFETY: task ids are hex digits and dashes only (`task_id_ascii`), i.e. ASCII.
+    PyString::new(py, unsafe { std::str::from_utf8_unchecked(id) })
 }
 
 impl Engine {
@@ -92,22 +118,79 @@ impl Engine {
         self.spec.graph.channels[c].is_available(&self.run.states[c], &self.ops(py))
     }
 
+    /// Channel `c`'s value if it is available (`get()` of an available channel).
+    fn value_if_available(&self, py: Python<'_>, c: usize) -> Result<Option<V>, CoreErr> {
+        match &self.run.states[c] {
+            // Every kind with a plain value slot: available iff set, get() is the value.
+            State::Value(v) => Ok(v.as_ref().map(|v| v.clone_ref(py))),
+            _ if self.available(py, c)? => self.read_one(py, c, None).map(Some),
+            _ => Ok(None),
+        }
+    }
+
+    /// `read(select)` for a sequence `select` without fresh writes: `{name: value}` of the
+    /// available channels among `select` (names that are not channels are skipped).
+    pub(crate) fn read_many(
+        &self,
+        py: Python<'_>,
+        select: &Bound<'_, PyAny>,
+    ) -> PyResult<Py<PyAny>> {
+        const WHAT: &str = "select";
+        // All names are checked before anything is read.
+        let mut idx: Vec<usize> = Vec::with_capacity(8);
+        let mut push = |item: &Bound<'_, PyAny>| -> PyResult<()> {
+            let Ok(s) = item.cast::<PyString>() else {
+                return Err(PyTypeError::new_err(format!(
+                    "{WHAT}: expected str, got {}",
+                    item.repr()?
+                )));
+            };
+            if let Some(&c) = self.spec.graph.index.get(s.to_str()?) {
+                idx.push(c);
+            }
+            Ok(())
+        };
+        match select.cast::<PyList>() {
+            Ok(list) => {
+                for item in list.iter() {
+                    push(&item)?;
+                }
+            }
+            Err(_) => {
+                for item in select.try_iter().map_err(|_| {
+                    PyTypeError::new_err(format!("{WHAT} must be a sequence of str"))
+                })? {
+                    push(&item?)?;
+                }
+            }
+        }
+        let out = PyDict::new(py);
+        for &c in &idx {
+            let v = match &self.run.states[c] {
+                State::Value(v) => v.as_ref().map(|v| v.clone_ref(py)),
+                // get() decides (a custom channel may answer even when not available).
+                _ => match self.read_one(py, c, None) {
+                    Ok(v) => Some(v),
+                    Err(CoreError::EmptyChannel) => None,
+                    Err(e) => return Err(self.err(py, e)),
+                },
+            };
+            if let Some(v) = v {
+                out.set_item(self.spec.chan_names[c].bind(py), v)?;
+            }
+        }
+        Ok(out.into_any().unbind())
+    }
+
     /// A PULL task's input: `None` when the node gets no task.
     pub(crate) fn node_input(&self, py: Python<'_>, n: usize) -> Result<Option<V>, CoreErr> {
         match &self.spec.graph.topology.nodes[n].read {
             ReadSpec::One(None) => Ok(None),
-            ReadSpec::One(Some(c)) => {
-                if self.available(py, *c)? {
-                    self.read_one(py, *c, None).map(Some)
-                } else {
-                    Ok(None)
-                }
-            }
+            ReadSpec::One(Some(c)) => self.value_if_available(py, *c),
             ReadSpec::Many(cs) => {
                 let d = PyDict::new(py);
                 for &c in cs {
-                    if self.available(py, c)? {
-                        let v = self.read_one(py, c, None)?;
+                    if let Some(v) = self.value_if_available(py, c)? {
                         d.set_item(self.spec.chan_names[c].bind(py), v)
                             .map_err(CoreError::External)?;
                     }
@@ -115,6 +198,62 @@ impl Engine {
                 Ok(Some(d.into_any().unbind()))
             }
         }
+    }
+
+    /// The nodes whose PULL task fires now, into `out` (cleared first).
+    pub(crate) fn firing_nodes_into(&self, py: Python<'_>, out: &mut Vec<usize>) -> PyResult<()> {
+        self.run
+            .firing_nodes_into(&self.spec.graph, &self.ops(py), out)
+            .map_err(|e| self.err(py, e))
+    }
+
+    /// The PULL task of firing node `n` (`None` when it has no input).
+    pub(crate) fn pull_task<'py>(
+        &self,
+        py: Python<'py>,
+        n: usize,
+        ns: &[u8],
+        parent_ns: &str,
+        step_s: &str,
+        v: i64,
+    ) -> PyResult<Option<Bound<'py, PyTuple>>> {
+        let Some(input) = self.node_input(py, n).map_err(|e| self.err(py, e))? else {
+            return Ok(None);
+        };
+        let node = &self.spec.graph.topology.nodes[n];
+        let name = &*node.name;
+        let joined;
+        let checkpoint_ns = if parent_ns.is_empty() {
+            name
+        } else {
+            joined = format!("{parent_ns}|{name}");
+            joined.as_str()
+        };
+        let head = [checkpoint_ns, step_s, name, PULL];
+        let trig = &node.sorted_triggers;
+        let id = if trig.len() <= 4 {
+            let mut buf = [""; 8];
+            buf[..4].copy_from_slice(&head);
+            for (slot, t) in buf[4..].iter_mut().zip(trig.iter()) {
+                *slot = t;
+            }
+            task_id_ascii(ns, &buf[..4 + trig.len()], v)
+        } else {
+            let mut parts = head.to_vec();
+            parts.extend(trig.iter().map(|t| &**t));
+            task_id_ascii(ns, &parts, v)
+        };
+        PyTuple::new(
+            py,
+            [
+                id_str(py, &id).into_any(),
+                self.spec.node_names[n].bind(py).clone().into_any(),
+                self.spec.pull_paths[n].bind(py).clone().into_any(),
+                self.spec.pull_triggers[n].bind(py).clone().into_any(),
+                input.into_bound(py),
+            ],
+        )
+        .map(Some)
     }
 
     pub(crate) fn push_tasks<'py>(
@@ -168,7 +307,7 @@ impl Engine {
                 format!("{parent_ns}|{node}")
             };
             let idx_s = idx.to_string();
-            let id = task_id_from_bytes(
+            let id = task_id_ascii(
                 ns,
                 &[
                     checkpoint_ns.as_str(),
@@ -191,7 +330,7 @@ impl Engine {
             out.push(PyTuple::new(
                 py,
                 [
-                    PyString::new(py, &id).into_any(),
+                    id_str(py, &id).into_any(),
                     node_obj,
                     path.into_any(),
                     self.spec.push_trigger.bind(py).clone().into_any(),
@@ -200,98 +339,5 @@ impl Engine {
             )?);
         }
         Ok(())
-    }
-
-    /// One `(name, path, triggers, writes)` task; the path's sort key only when `sort`.
-    pub(crate) fn task_writes(
-        &self,
-        py: Python<'_>,
-        task: &Bound<'_, PyAny>,
-        sort: bool,
-    ) -> PyResult<TaskWrites<V>> {
-        let (name, path, triggers, writes): (
-            Bound<'_, PyAny>,
-            Bound<'_, PyAny>,
-            Bound<'_, PyAny>,
-            Bound<'_, PyAny>,
-        ) = task.extract().map_err(|_| {
-            PyTypeError::new_err(
-                "apply_writes: each task must be a (name, path, triggers, writes) tuple",
-            )
-        })?;
-        let name_s = match name.cast::<PyString>() {
-            Ok(s) => s.to_str()?.to_owned(),
-            Err(_) => name.str()?.to_str()?.to_owned(),
-        };
-        let sort_key = if sort {
-            match path_part(&path)? {
-                warpgraph_core::ids::PathPart::Tuple(parts) => task_path_str(&parts),
-                other => warpgraph_core::ids::path_part_str(&other),
-            }
-        } else {
-            String::new()
-        };
-        let triggers = self.triggers(&triggers)?;
-        let mut out = Vec::new();
-        for w in writes.try_iter()? {
-            let w = w?;
-            let (chan, value): (Bound<'_, PyAny>, Bound<'_, PyAny>) =
-                w.extract().map_err(|_| {
-                    PyTypeError::new_err(format!(
-                        "writes of task '{name_s}' must be (channel, value) tuples"
-                    ))
-                })?;
-            let chan_py = chan.cast::<PyString>().map_err(|_| {
-                PyTypeError::new_err(format!(
-                    "task '{name_s}' wrote to a non-str channel {}",
-                    chan.repr().map(|r| r.to_string()).unwrap_or_default()
-                ))
-            })?;
-            let chan_s = chan_py.to_str()?;
-            if chan_s.starts_with("__") && SKIPPED_WRITE_KEYS.contains(&chan_s) {
-                continue;
-            }
-            match self.spec.channel_of(chan_py)? {
-                Some(c) => out.push((c, value.unbind())),
-                None => log_warning(
-                    py,
-                    format!("Task {name_s} with path {} wrote to unknown channel {chan_s}, ignoring it.", path.str()?),
-                )?,
-            }
-        }
-        Ok(TaskWrites {
-            name: name_s,
-            sort_key,
-            triggers,
-            writes: out,
-        })
-    }
-
-    /// Task trigger names resolved to channels (a str is rejected like any non-sequence).
-    fn triggers(&self, v: &Bound<'_, PyAny>) -> PyResult<Vec<Trigger>> {
-        const WHAT: &str = "task triggers";
-        if v.is_instance_of::<PyString>() {
-            return Err(PyTypeError::new_err(format!(
-                "{WHAT} must be a sequence of str, not a str"
-            )));
-        }
-        let mut out = Vec::new();
-        for item in v
-            .try_iter()
-            .map_err(|_| PyTypeError::new_err(format!("{WHAT} must be a sequence of str")))?
-        {
-            let item = item?;
-            let s = item.cast::<PyString>().map_err(|_| {
-                PyTypeError::new_err(format!(
-                    "{WHAT}: expected str, got {}",
-                    item.repr().map(|r| r.to_string()).unwrap_or_default()
-                ))
-            })?;
-            out.push(match self.spec.channel_of(s)? {
-                Some(c) => Trigger::Channel(c),
-                None => Trigger::Other(s.to_str()?.to_owned()),
-            });
-        }
-        Ok(out)
     }
 }

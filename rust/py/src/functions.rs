@@ -7,6 +7,10 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 
 use warpgraph_core::envelope::{self, Reader, Token};
+
+#[path = "seen_cache.rs"]
+mod seen_cache;
+use seen_cache::SeenCache;
 use warpgraph_core::ids::{self, PathPart};
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -312,20 +316,51 @@ unsafe fn fast_pack(
     }
 }
 
+/// `versions_seen` (an exact dict at depth 1) with its `node: inner dict` pairs memoised.
+///
+/// # Safety
+/// `d` must be a live exact dict and the GIL held.
+unsafe fn fast_pack_seen(
+    py: Python<'_>,
+    buf: &mut Vec<u8>,
+    d: *mut ffi::PyObject,
+    cache: &mut SeenCache,
+) -> Result<(), Unsupported> {
+    envelope::write_map_header(buf, ffi::PyDict_Size(d) as usize).map_err(|_| Unsupported)?;
+    let mut pos: ffi::Py_ssize_t = 0;
+    let mut k: *mut ffi::PyObject = std::ptr::null_mut();
+    let mut v: *mut ffi::PyObject = std::ptr::null_mut();
+    while ffi::PyDict_Next(d, &mut pos, &mut k, &mut v) != 0 {
+        if ffi::Py_TYPE(v) == std::ptr::addr_of_mut!(ffi::PyDict_Type) {
+            cache.pack_pair(py, buf, k, v, |b| {
+                fast_pack(b, k, 2)?;
+                fast_pack(b, v, 2)
+            })?;
+        } else {
+            fast_pack(buf, k, 2)?;
+            fast_pack(buf, v, 2)?;
+        }
+    }
+    Ok(())
+}
+
 /// The fast path for a whole checkpoint (`channel_values` left out).
 fn fast_pack_checkpoint(
     buf: &mut Vec<u8>,
     checkpoint: &Bound<'_, PyDict>,
+    mut cache: Option<&mut SeenCache>,
 ) -> Result<(), Unsupported> {
+    let py = checkpoint.py();
     let d = checkpoint.as_ptr();
     // SAFETY: `d` is a live exact-or-sub dict (PyDict_Next accepts subclasses) and the GIL is
     // held through the `Bound`; keys and values are borrowed from it and nothing in the fast
     // path runs Python code that could mutate it.
     unsafe {
-        let is_skip = |k: *mut ffi::PyObject| {
+        let is_key = |k: *mut ffi::PyObject, name: &[u8]| {
             ffi::Py_TYPE(k) == std::ptr::addr_of_mut!(ffi::PyUnicode_Type)
-                && str_bytes(k) == Some(&b"channel_values"[..])
+                && str_bytes(k) == Some(name)
         };
+        let is_skip = |k: *mut ffi::PyObject| is_key(k, b"channel_values");
         let mut pos: ffi::Py_ssize_t = 0;
         let mut k: *mut ffi::PyObject = std::ptr::null_mut();
         let mut v: *mut ffi::PyObject = std::ptr::null_mut();
@@ -342,7 +377,15 @@ fn fast_pack_checkpoint(
                 continue;
             }
             fast_pack(buf, k, 1)?;
-            fast_pack(buf, v, 1)?;
+            match cache.as_deref_mut() {
+                Some(c)
+                    if ffi::Py_TYPE(v) == std::ptr::addr_of_mut!(ffi::PyDict_Type)
+                        && is_key(k, b"versions_seen") =>
+                {
+                    fast_pack_seen(py, buf, v, c)?
+                }
+                _ => fast_pack(buf, v, 1)?,
+            }
         }
     }
     Ok(())
@@ -355,7 +398,7 @@ fn pack_checkpoint_envelope<'py>(
     checkpoint: &Bound<'py, PyDict>,
 ) -> PyResult<Bound<'py, PyBytes>> {
     let mut buf = Vec::with_capacity(LAST_PACK_LEN.with(Cell::get).max(PACK_CAPACITY_HINT));
-    if fast_pack_checkpoint(&mut buf, checkpoint).is_ok() {
+    if seen_cache::with_cache(|c| fast_pack_checkpoint(&mut buf, checkpoint, c)).is_ok() {
         LAST_PACK_LEN.with(|c| c.set(buf.len()));
         return Ok(PyBytes::new(py, &buf));
     }

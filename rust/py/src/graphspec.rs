@@ -5,7 +5,7 @@ use std::sync::Arc;
 use pyo3::exceptions::{PyKeyError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
-use warpgraph_core::apply::Graph;
+use warpgraph_core::apply::{Graph, SKIPPED_WRITE_KEYS};
 use warpgraph_core::channel::ChannelSpec;
 use warpgraph_core::triggers::{ReadSpec, Topology};
 use warpgraph_core::version::FastMap;
@@ -27,6 +27,11 @@ pub(crate) struct SpecInner {
     /// `{channel name: index}`: looks names up by Python's cached str hash (names such as
     /// a big join's barrier channel can be kilobytes long).
     pub(crate) chan_dict: Py<PyDict>,
+    /// `{id(name object): index}` for the interned node names held in `node_names` (the
+    /// task names apply_writes gets back are these very objects).
+    pub(crate) node_ptr: FastMap<usize, usize>,
+    /// Channels named like a write key `apply_writes` skips.
+    pub(crate) chan_skipped: Vec<bool>,
     pub(crate) node_names: Vec<Py<PyString>>,
     pub(crate) pull_paths: Vec<Py<PyTuple>>,
     pub(crate) pull_triggers: Vec<Py<PyTuple>>,
@@ -132,6 +137,15 @@ impl GraphSpec {
         for (i, n) in chan_names.iter().enumerate() {
             chan_dict.set_item(n.bind(py), i)?;
         }
+        let node_ptr = node_names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.as_ptr() as usize, i))
+            .collect();
+        let chan_skipped = names
+            .iter()
+            .map(|n| SKIPPED_WRITE_KEYS.contains(&&**n))
+            .collect();
         let pull = PyString::intern(py, PULL);
         let pull_paths = node_names
             .iter()
@@ -157,6 +171,8 @@ impl GraphSpec {
                 tasks_channel,
                 chan_names,
                 chan_dict: chan_dict.unbind(),
+                node_ptr,
+                chan_skipped,
                 node_names,
                 pull_paths,
                 pull_triggers,

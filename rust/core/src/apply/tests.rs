@@ -51,10 +51,28 @@ fn task(
 ) -> TaskWrites<Val> {
     TaskWrites {
         name: name.into(),
+        node: g.topology.node_index.get(name).copied(),
         sort_key: path.into(),
         triggers: triggers.iter().map(|s| g.trigger(s)).collect(),
         writes,
     }
+}
+
+/// `apply_writes` over owned tasks; checks the writes were drained.
+fn apply<F>(
+    r: &mut Run<Val>,
+    g: &Graph<Val>,
+    mut tasks: Vec<TaskWrites<Val>>,
+    next: Option<F>,
+    ops: &TestOps,
+) -> CoreResult<Vec<usize>, String>
+where
+    F: FnOnce(Option<&Version>) -> CoreResult<Option<Version>, String>,
+{
+    let up = r.apply_writes(g, &mut tasks, next, ops)?.to_vec();
+    assert!(tasks.iter().all(|t| t.writes.is_empty()));
+    assert_eq!(r.updated_channels(), Some(&up[..]));
+    Ok(up)
 }
 
 type Inc = fn(Option<&Version>) -> CoreResult<Option<Version>, String>;
@@ -86,14 +104,14 @@ fn writes_apply_in_path_order_with_one_version() {
         &[("a", &["start"]), ("b", &["branch:to:b"])],
     );
     let mut r = run(&g);
-    let up = r
-        .apply_writes(
-            &g,
-            vec![task(&g, "__input__", "", &[], vec![(0, Val::None)])],
-            inc(),
-            &TestOps,
-        )
-        .unwrap();
+    let up = apply(
+        &mut r,
+        &g,
+        vec![task(&g, "__input__", "", &[], vec![(0, Val::None)])],
+        inc(),
+        &TestOps,
+    )
+    .unwrap();
     assert_eq!(names(&g, &up), vec!["start"]);
     assert_eq!(ver(&r, "start"), Some(1));
     // No triggers: no finish/empty pass; versions_seen gets an empty entry.
@@ -124,7 +142,7 @@ fn writes_apply_in_path_order_with_one_version() {
             vec![(1, l("push0"))],
         ),
     ];
-    let up = r.apply_writes(&g, tasks, inc(), &TestOps).unwrap();
+    let up = apply(&mut r, &g, tasks, inc(), &TestOps).unwrap();
     // The ephemeral start channel was cleared (bumped, not reported).
     assert_eq!(names(&g, &up), vec!["branch:to:b", "log"]);
     assert_eq!(ver(&r, "start"), Some(2));
@@ -150,14 +168,14 @@ fn writes_apply_in_path_order_with_one_version() {
 fn no_next_version_leaves_versions() {
     let g = graph(vec![("a", Kind::LastValue)], &[("n", &["a"])]);
     let mut r = run(&g);
-    let up = r
-        .apply_writes(
-            &g,
-            vec![task(&g, "t", "", &["a"], vec![(0, Val::Int(1))])],
-            None::<Inc>,
-            &TestOps,
-        )
-        .unwrap();
+    let up = apply(
+        &mut r,
+        &g,
+        vec![task(&g, "t", "", &["a"], vec![(0, Val::Int(1))])],
+        None::<Inc>,
+        &TestOps,
+    )
+    .unwrap();
     assert!(up.is_empty());
     assert!(r.versions().is_empty());
     assert!(matches!(&r.states[0], State::Value(Some(Val::Int(1)))));
@@ -182,7 +200,8 @@ fn barrier_consume_and_deferred_finish() {
         &[("c", &["join"]), ("d", &["branch:to:d"]), ("a", &["x"])],
     );
     let mut r = run(&g);
-    r.apply_writes(
+    apply(
+        &mut r,
         &g,
         vec![task(&g, "__input__", "", &[], vec![(2, Val::Int(0))])],
         inc(),
@@ -190,48 +209,48 @@ fn barrier_consume_and_deferred_finish() {
     )
     .unwrap();
     // a and b write the join; a also defers d. "join" triggers c, so no finish pass.
-    let up = r
-        .apply_writes(
-            &g,
-            vec![
-                task(
-                    &g,
-                    "a",
-                    "~__pregel_pull, a",
-                    &["x"],
-                    vec![(0, s("a")), (1, Val::None)],
-                ),
-                task(&g, "b", "~__pregel_pull, b", &["x"], vec![(0, s("b"))]),
-            ],
-            inc(),
-            &TestOps,
-        )
-        .unwrap();
+    let up = apply(
+        &mut r,
+        &g,
+        vec![
+            task(
+                &g,
+                "a",
+                "~__pregel_pull, a",
+                &["x"],
+                vec![(0, s("a")), (1, Val::None)],
+            ),
+            task(&g, "b", "~__pregel_pull, b", &["x"], vec![(0, s("b"))]),
+        ],
+        inc(),
+        &TestOps,
+    )
+    .unwrap();
     assert_eq!(names(&g, &up), vec!["join"]);
     assert_eq!(ver(&r, "branch:to:d"), Some(2));
     assert_eq!(r.firing_nodes(&g, &TestOps).unwrap(), vec![0]);
     // c consumes the barrier; nothing that triggers is updated -> finish makes d available.
-    let up = r
-        .apply_writes(
-            &g,
-            vec![task(&g, "c", "~__pregel_pull, c", &["join"], vec![])],
-            inc(),
-            &TestOps,
-        )
-        .unwrap();
+    let up = apply(
+        &mut r,
+        &g,
+        vec![task(&g, "c", "~__pregel_pull, c", &["join"], vec![])],
+        inc(),
+        &TestOps,
+    )
+    .unwrap();
     assert_eq!(names(&g, &up), vec!["branch:to:d"]);
     assert_eq!(ver(&r, "join"), Some(3));
     assert_eq!(ver(&r, "branch:to:d"), Some(3));
     assert_eq!(r.firing_nodes(&g, &TestOps).unwrap(), vec![1]);
     // d consumes its deferred trigger.
-    let up = r
-        .apply_writes(
-            &g,
-            vec![task(&g, "d", "~__pregel_pull, d", &["branch:to:d"], vec![])],
-            inc(),
-            &TestOps,
-        )
-        .unwrap();
+    let up = apply(
+        &mut r,
+        &g,
+        vec![task(&g, "d", "~__pregel_pull, d", &["branch:to:d"], vec![])],
+        inc(),
+        &TestOps,
+    )
+    .unwrap();
     assert!(up.is_empty());
     assert_eq!(ver(&r, "branch:to:d"), Some(4));
     assert!(r.firing_nodes(&g, &TestOps).unwrap().is_empty());
@@ -258,12 +277,12 @@ fn errors_propagate() {
         task(&g, "y", "2", &[], vec![(0, Val::Int(2))]),
     ];
     assert!(matches!(
-        r.apply_writes(&g, two, inc(), &TestOps),
+        apply(&mut r, &g, two, inc(), &TestOps),
         Err(crate::error::CoreError::InvalidUpdate(_))
     ));
     let bad = vec![task(&g, "x", "1", &[], vec![(1, Val::Int(1))])];
     assert!(matches!(
-        r.apply_writes(&g, bad, inc(), &TestOps),
+        apply(&mut r, &g, bad, inc(), &TestOps),
         Err(crate::error::CoreError::External(_))
     ));
 }
@@ -272,7 +291,8 @@ fn errors_propagate() {
 fn interrupt_seen_copies_versions() {
     let g = graph(vec![("a", Kind::LastValue)], &[]);
     let mut r = run(&g);
-    r.apply_writes(
+    apply(
+        &mut r,
         &g,
         vec![task(&g, "__input__", "", &[], vec![(0, Val::Int(1))])],
         inc(),
@@ -284,4 +304,36 @@ fn interrupt_seen_copies_versions() {
         r.seen().get("__interrupt__").unwrap().get("a"),
         Some(&Version::Int(1))
     );
+}
+
+#[test]
+fn node_hint_and_name_agree_on_seen() {
+    // A node's seen entry counts whether the task named it with or without the index hint,
+    // and restored entries are found too.
+    let g = graph(
+        vec![("a", Kind::LastValue), ("b", Kind::LastValue)],
+        &[("x", &["a"]), ("y", &["b"])],
+    );
+    for hint in [false, true] {
+        let mut r = run(&g);
+        let input = vec![task(&g, "__input__", "", &[], vec![(0, Val::Int(1))])];
+        apply(&mut r, &g, input, inc(), &TestOps).unwrap();
+        assert_eq!(r.firing_nodes(&g, &TestOps).unwrap(), vec![0]);
+        let mut t = task(&g, "x", "", &["a"], vec![]);
+        if !hint {
+            t.node = None;
+        }
+        apply(&mut r, &g, vec![t], inc(), &TestOps).unwrap();
+        // x saw a's version: it no longer fires (nothing triggers y either).
+        r.set_updated(&g, vec![]);
+        assert_eq!(r.firing_nodes(&g, &TestOps).unwrap(), Vec::<usize>::new());
+        let restored = Run::new(
+            &g,
+            g.channels.iter().map(|c| c.empty_state(&TestOps)).collect(),
+            r.versions().clone(),
+            r.seen().clone(),
+            Vec::new(),
+        );
+        assert_eq!(restored.seen().get("x").map(|m| m.len()), Some(1));
+    }
 }
