@@ -8,7 +8,6 @@ import sys
 from abc import ABCMeta
 from collections.abc import AsyncIterator, Collection, Iterator, Mapping, Sequence
 from datetime import datetime, timezone
-from itertools import chain
 from typing import Any, Generic, Literal, NamedTuple, TypedDict, TypeVar
 
 from warpgraph._internal._typing import MISSING
@@ -125,19 +124,20 @@ def get_checkpoint_metadata(
     Keys already in `metadata`, excluded keys and `__`-private keys are not copied; nor are
     values that are not str/int/float/bool.
     """
-    out: dict[str, Any] = {
-        k: v.replace("\u0000", "") if isinstance(v, str) else v for k, v in metadata.items()
-    }
-    extra = chain(
-        (config.get("metadata") or {}).items(), (config.get("configurable") or {}).items()
-    )
-    for key, value in extra:
-        if key in out or key in EXCLUDED_METADATA_KEYS or key.startswith("__"):
+    out: dict[str, Any] = dict(metadata)
+    for k, v in metadata.items():
+        if isinstance(v, str) and "\u0000" in v:
+            out[k] = v.replace("\u0000", "")
+    for extra in (config.get("metadata"), config.get("configurable")):
+        if not extra:
             continue
-        if isinstance(value, str):
-            out[key] = value.replace("\u0000", "")
-        elif isinstance(value, (int, float)):  # bool is an int
-            out[key] = value
+        for key, value in extra.items():
+            if key in out or key in EXCLUDED_METADATA_KEYS or key.startswith("__"):
+                continue
+            if isinstance(value, str):
+                out[key] = value.replace("\u0000", "")
+            elif isinstance(value, (int, float)):  # bool is an int
+                out[key] = value
     return out  # type: ignore[return-value]
 
 

@@ -219,12 +219,16 @@ class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAs
         ns = _ns(config)
         values = checkpoint["channel_values"]
         blobs = {}
-        for channel, version in new_versions.items():
-            if channel in values:
-                blob = self._dump("channel", values[channel], channel)
-            else:
-                blob = _EMPTY
-            blobs[(thread_id, ns, channel, version)] = blob
+        dumps = self.serde.dumps_typed
+        channel = None
+        try:
+            for channel, version in new_versions.items():
+                blobs[(thread_id, ns, channel, version)] = (
+                    dumps(values[channel]) if channel in values else _EMPTY
+                )
+        except TypeError:
+            self._dump("channel", values[channel], channel)  # raises, naming the channel
+            raise
         envelope = self._dump_envelope(checkpoint)  # type: ignore[arg-type]
         meta = self._dump("checkpoint metadata", get_checkpoint_metadata(config, metadata))
         self.blobs.update(blobs)
@@ -245,11 +249,20 @@ class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAs
         key = (conf["thread_id"], conf.get("checkpoint_ns", ""), conf["checkpoint_id"])
         existing = self.writes.get(key) or {}
         staged = {}
+        dumps = self.serde.dumps_typed
+        special = WRITES_IDX_MAP
         for idx, (channel, value) in enumerate(writes):
-            inner = (task_id, WRITES_IDX_MAP.get(channel, idx))
-            if inner[1] >= 0 and inner in existing:
-                continue
-            dumped = self._dump("write to channel", value, channel)
+            if channel in special:
+                inner = (task_id, special[channel])
+            else:
+                inner = (task_id, idx)
+                if inner in existing:
+                    continue
+            try:
+                dumped = dumps(value)
+            except TypeError:
+                self._dump("write to channel", value, channel)  # raises, naming the channel
+                raise
             staged[inner] = (task_id, channel, dumped, task_path)
         if staged:
             self.writes[key].update(staged)
