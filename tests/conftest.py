@@ -1,4 +1,5 @@
-"""Shared pytest setup: hypothesis profiles and the `lib` fixture (langgraph / warpgraph)."""
+"""Shared pytest setup: hypothesis profiles, the `lib` fixture (langgraph / warpgraph) and
+the session's one PostgreSQL server (`pg_server`, `pg_dsn`, `pg_fresh_dsn`)."""
 
 import os
 import sys
@@ -39,6 +40,75 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "long" in item.keywords:
             item.add_marker(skip)
+
+
+# --- PostgreSQL: ONE scratch server per session, shared by every test directory --------
+# (tests/checkpoint, tests/integration, ...). Without PostgreSQL binaries the Postgres
+# tests are skipped, except under CI=true, where they fail. WARPGRAPH_TEST_PG_DSN points
+# them at an existing server instead.
+
+
+def _in_ci() -> bool:
+    return os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+
+class _ExternalPg:
+    """An already running server given by WARPGRAPH_TEST_PG_DSN."""
+
+    def __init__(self, dsn: str) -> None:
+        self.dsn = dsn
+
+    def dsn_for(self, dbname: str) -> str:
+        from psycopg.conninfo import make_conninfo
+
+        return make_conninfo(self.dsn, dbname=dbname)
+
+
+@pytest.fixture(scope="session")
+def pg_server():
+    """A running PostgreSQL server (started once for the session, stopped at its end)."""
+    from tests.checkpoint.pg_server import INSTALL_HINT, PgServer, PgServerError, find_bindir
+
+    if _in_ci():
+        import psycopg  # noqa: F401 - CI must have it: fail, never skip
+    else:
+        pytest.importorskip("psycopg", reason="psycopg not installed (warpgraph[postgres])")
+    external = os.environ.get("WARPGRAPH_TEST_PG_DSN")
+    if external:
+        yield _ExternalPg(external)
+        return
+    if find_bindir() is None:
+        msg = f"PostgreSQL server binaries not found (install with `{INSTALL_HINT}`)"
+        if _in_ci():
+            pytest.fail(f"{msg}; CI=true requires the Postgres tests to run", pytrace=False)
+        pytest.skip(msg)
+    server = PgServer()
+    try:
+        server.start()
+    except PgServerError as exc:
+        if _in_ci():
+            pytest.fail(f"could not start PostgreSQL: {exc}", pytrace=False)
+        pytest.skip(f"could not start PostgreSQL: {exc}")
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def pg_dsn(pg_server) -> str:
+    """DSN of a database shared by the session's Postgres tests."""
+    from tests.checkpoint.pg_server import create_database
+
+    return pg_server.dsn_for(create_database(pg_server.dsn, "wg_session"))
+
+
+@pytest.fixture
+def pg_fresh_dsn(pg_server) -> str:
+    """DSN of a brand-new, empty database (for tests that inspect whole tables)."""
+    from tests.checkpoint.pg_server import create_database
+
+    return pg_server.dsn_for(create_database(pg_server.dsn, "wg_test"))
 
 
 @pytest.fixture(params=["langgraph", "warpgraph"])

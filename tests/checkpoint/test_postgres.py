@@ -120,15 +120,15 @@ def test_import_error_names_the_extra() -> None:
 def test_blobs_written_only_for_new_versions(saver: PostgresSaver) -> None:
     big = "x" * 50_000
     c1 = saver.put(
-        _cfg("t"), _checkpoint({"big": big, "n": 1}, {"big": 1, "n": 1}), {}, {"big": 1, "n": 1}
+        _cfg("t"), _checkpoint({"big": big, "n": [1]}, {"big": 1, "n": 1}), {}, {"big": 1, "n": 1}
     )
     assert _count(saver, BLOBS, "t") == 2
     # Only `n` changes: one new blob row; `big` is read back from version 1's row.
-    cp2 = _checkpoint({"big": big, "n": 2}, {"big": 1, "n": 2})
+    cp2 = _checkpoint({"big": big, "n": [2]}, {"big": 1, "n": 2})
     c2 = saver.put(c1, cp2, {}, {"n": 2})
     assert _count(saver, BLOBS, "t") == 3
     tup = saver.get_tuple(c2)
-    assert tup.checkpoint["channel_values"] == {"big": big, "n": 2}
+    assert tup.checkpoint["channel_values"] == {"big": big, "n": [2]}
     assert tup.parent_config == c1
     stored = saver.conn.execute(
         f"SELECT octet_length(checkpoint) FROM {CHECKPOINTS} WHERE checkpoint_id = %s",
@@ -137,18 +137,20 @@ def test_blobs_written_only_for_new_versions(saver: PostgresSaver) -> None:
     assert stored < 1024  # the checkpoint row carries no channel values
 
 
-def test_each_operation_is_one_statement(pg_dsn: str) -> None:
+def test_each_operation_is_one_statement(pg_dsn: str, monkeypatch) -> None:
     executed: list[str] = []
+    execute = psycopg.Cursor.execute  # every cursor class's, RawCursor's too
 
-    class Counting(psycopg.Cursor):
-        def execute(self, query, params=None, **kw):  # type: ignore[override]
-            executed.append(query)
-            return super().execute(query, params, **kw)
+    def counting(self, query, params=None, **kw):
+        executed.append(query)
+        return execute(self, query, params, **kw)
 
-        def executemany(self, *a, **kw):  # type: ignore[override]
-            raise AssertionError("executemany is not one round trip")
+    def executemany(self, *a, **kw):
+        raise AssertionError("executemany is not one round trip")
 
-    with psycopg.connect(pg_dsn, autocommit=True, cursor_factory=Counting) as conn:
+    monkeypatch.setattr(psycopg.Cursor, "execute", counting)
+    monkeypatch.setattr(psycopg.Cursor, "executemany", executemany)
+    with psycopg.connect(pg_dsn, autocommit=True) as conn:
         saver = PostgresSaver(conn)
         saver.setup()
         executed.clear()
@@ -325,18 +327,22 @@ def test_filter_values_are_bound_and_keys_match_literally(saver: PostgresSaver) 
 
 
 def test_prune_keeps_latest_with_its_interrupt_and_shared_blobs(saver: PostgresSaver) -> None:
+    # list values: stored as blobs (small scalars are inlined in the checkpoint row)
     c1 = saver.put(
-        _cfg("p"), _checkpoint({"big": "B", "n": 0}, {"big": 1, "n": 1}), {}, {"big": 1, "n": 1}
+        _cfg("p"),
+        _checkpoint({"big": ["B"], "n": [0]}, {"big": 1, "n": 1}),
+        {},
+        {"big": 1, "n": 1},
     )
     saver.put_writes(c1, [("n", 5)], "old-task")
-    c2 = saver.put(c1, _checkpoint({"big": "B", "n": 1}, {"big": 1, "n": 2}), {}, {"n": 2})
-    c3 = saver.put(c2, _checkpoint({"big": "B", "n": 2}, {"big": 1, "n": 3}), {}, {"n": 3})
+    c2 = saver.put(c1, _checkpoint({"big": ["B"], "n": [1]}, {"big": 1, "n": 2}), {}, {"n": 2})
+    c3 = saver.put(c2, _checkpoint({"big": ["B"], "n": [2]}, {"big": 1, "n": 3}), {}, {"n": 3})
     saver.put_writes(c3, [("__interrupt__", [{"value": "approve?"}])], "ask")
     saver.prune(["p"], strategy="keep_latest")
     assert [t.config for t in saver.list(_cfg("p"))] == [c3]
     latest = saver.get_tuple(_cfg("p"))
     # the blob of `big` (written by the pruned first checkpoint) is still there
-    assert latest.checkpoint["channel_values"] == {"big": "B", "n": 2}
+    assert latest.checkpoint["channel_values"] == {"big": ["B"], "n": [2]}
     assert latest.pending_writes == [("ask", "__interrupt__", [{"value": "approve?"}])]
     assert _count(saver, BLOBS, "p") == 2  # big@1, n@3: n@1 and n@2 are gone
     assert _count(saver, WRITES, "p") == 1
@@ -345,8 +351,8 @@ def test_prune_keeps_latest_with_its_interrupt_and_shared_blobs(saver: PostgresS
 
 
 def test_delete_for_runs_moves_the_head_back(saver: PostgresSaver) -> None:
-    c1 = saver.put(_cfg("r"), _checkpoint({"n": 1}, {"n": 1}), {"run_id": "run-1"}, {"n": 1})
-    c2 = saver.put(c1, _checkpoint({"n": 2}, {"n": 2}), {"run_id": "run-2"}, {"n": 2})
+    c1 = saver.put(_cfg("r"), _checkpoint({"n": [1]}, {"n": 1}), {"run_id": "run-1"}, {"n": 1})
+    c2 = saver.put(c1, _checkpoint({"n": [2]}, {"n": 2}), {"run_id": "run-2"}, {"n": 2})
     saver.put_writes(c2, [("n", 3)], "t")
     saver.delete_for_runs(["run-2"])
     assert saver.get_tuple(_cfg("r")).config == c1
@@ -392,7 +398,7 @@ def test_awkward_channel_names_and_many_channels_round_trip(saver: PostgresSaver
     assert tup.pending_writes == [("many", n, i) for i, n in enumerate(names)]
 
 
-def test_small_scalars_are_inlined_and_still_have_blobs(saver: PostgresSaver) -> None:
+def test_small_scalars_are_inlined_without_blobs(saver: PostgresSaver) -> None:
     values = {
         "i": 7,
         "f": 1.5,
@@ -404,24 +410,75 @@ def test_small_scalars_are_inlined_and_still_have_blobs(saver: PostgresSaver) ->
     }
     versions = {k: 1 for k in values}
     cfg = saver.put(_cfg("inl"), _checkpoint(values, versions), {}, versions)
-    inlined = saver.conn.execute(
-        f"SELECT inlined FROM {CHECKPOINTS} WHERE thread_id = 'inl'"
+    # the row lists only the channels read from blobs; the inlined values have no blob
+    channels = saver.conn.execute(
+        f"SELECT channels FROM {CHECKPOINTS} WHERE thread_id = 'inl'"
     ).fetchone()[0]
-    assert sorted(inlined) == ["b", "f", "i", "none", "s"]
-    assert _count(saver, BLOBS, "inl") == len(values)  # blobs are written for every new version
-    # reads of inlined channels do not need their blob rows
-    saver.conn.execute(
-        f"DELETE FROM {BLOBS} WHERE thread_id = 'inl' AND channel = ANY(%s)", [inlined]
-    )
+    assert sorted(channels) == ["long", "lst"]
+    blobs = saver.conn.execute(f"SELECT channel FROM {BLOBS} WHERE thread_id = 'inl'").fetchall()
+    assert sorted(r[0] for r in blobs) == ["long", "lst"]
     assert saver.get_tuple(cfg).checkpoint["channel_values"] == values
-    # a later checkpoint that omits an unchanged value still finds it through its blob
-    later = _checkpoint({"i": 8}, {**versions, "i": 2})
+    # a later checkpoint that omits an unchanged value still finds it through its blob, and
+    # unchanged inlined values are inlined again
+    later = _checkpoint({**values, "i": 8}, {**versions, "i": 2})
     cfg2 = saver.put(cfg, later, {}, {"i": 2})
-    assert saver.get_tuple(cfg2).checkpoint["channel_values"] == {
-        "i": 8,
-        "long": "y" * 65,
-        "lst": [1, 2],
-    }
+    assert saver.get_tuple(cfg2).checkpoint["channel_values"] == {**values, "i": 8}
+    assert saver.get_tuple(cfg).checkpoint["channel_values"] == values
+
+
+def test_small_scalars_beyond_the_inline_budget_get_blobs(saver: PostgresSaver) -> None:
+    """Inlining has a per-row budget, so an unchanged value inlined by one checkpoint can be
+    left out by a later one (other values grew): that put writes its blob, and every
+    checkpoint of the thread reads back in full."""
+    values = {f"c{k:02d}": k for k in range(8)}  # 8 small ints: all inlined
+    versions = {k: 1 for k in values}
+    cfg = saver.put(_cfg("spill"), _checkpoint(values, versions), {}, versions)
+    assert _count(saver, BLOBS, "spill") == 0
+    configs = [(cfg, values)]
+    # new channels in front take the budget (40 strings of 60 characters); c00..c07 are
+    # unchanged (no new version) and no longer fit
+    wide = {f"a{k:02d}": "z" * 60 for k in range(40)}
+    state = {**wide, **values}
+    cp = _checkpoint(state, {**{k: 1 for k in wide}, **versions})
+    cfg = saver.put(cfg, cp, {}, {k: 1 for k in wide})
+    configs.append((cfg, state))
+    spilled = saver.conn.execute(
+        f"SELECT count(*) FROM {BLOBS} WHERE thread_id = 'spill' AND channel LIKE 'c%%'"
+    ).fetchone()[0]
+    assert spilled == len(values)
+    # the spilled values' blobs are there for later checkpoints too
+    state = {**state, "c00": 100}
+    cp = _checkpoint(state, {**cp["channel_versions"], "c00": 2})
+    cfg = saver.put(cfg, cp, {}, {"c00": 2})
+    configs.append((cfg, state))
+    for c, expected in configs:
+        assert saver.get_tuple(c).checkpoint["channel_values"] == expected
+    listed = [t.checkpoint["channel_values"] for t in saver.list(_cfg("spill"))]
+    assert listed == [expected for _, expected in reversed(configs)]
+
+
+def test_rows_in_the_previous_checkpoint_format_still_read(saver: PostgresSaver) -> None:
+    """Rows written before the checkpoint column held the checkpoint itself (the shared
+    codec's record, inlined values in inline_type / inline) read back the same."""
+    from warpgraph.checkpoint._sql import codec
+
+    values = {"i": 7, "s": "short", "lst": [1, 2]}
+    versions = {"i": 3, "s": 1, "lst": 2}
+    cp = _checkpoint(values, versions, versions_seen={"node": {"i": 2}}, updated_channels=["i"])
+    cfg = saver.put(_cfg("old"), cp, {"step": 1}, versions)
+    new_format = saver.get_tuple(cfg)
+    record = codec.encode_checkpoint(saver.serde, cp, None, None).record
+    inline = saver.serde.dumps_typed({"i": 7, "s": "short"})
+    saver.conn.execute(  # as the previous version wrote it: every channel listed
+        f"UPDATE {CHECKPOINTS} SET type = %s, checkpoint = %s, inline_type = %s, inline = %s,"
+        " channels = %s, versions = %s, inlined = %s WHERE thread_id = 'old'",
+        [*record, *inline, list(versions), [str(v) for v in versions.values()], ["i", "s"]],
+    )
+    saver.conn.execute(f"DELETE FROM {BLOBS} WHERE thread_id = 'old' AND channel <> 'lst'")
+    old_format = saver.get_tuple(cfg)
+    assert old_format == new_format
+    assert old_format.checkpoint["channel_values"] == values
+    assert old_format.checkpoint["versions_seen"] == {"node": {"i": 2}}
 
 
 def test_scratch_server_listens_on_loopback_only_and_is_removed(pg_server) -> None:

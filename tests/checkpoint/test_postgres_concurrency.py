@@ -14,6 +14,7 @@ import multiprocessing
 import threading
 import time
 import uuid
+from typing import Any
 
 import pytest
 
@@ -26,7 +27,7 @@ from warpgraph.checkpoint._sql import (
 )
 from warpgraph.checkpoint.base import uuid6
 from warpgraph.checkpoint.postgres import PostgresSaver
-from warpgraph.checkpoint.postgres._schema import BLOBS, CHECKPOINTS
+from warpgraph.checkpoint.postgres._schema import BLOBS, CHECKPOINTS, FENCE_HEAD
 from warpgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 
 N = 6
@@ -56,7 +57,7 @@ def _waiting_puts(admin: psycopg.Connection) -> int:
     return admin.execute(
         "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
         " AND query LIKE %s AND pid <> pg_backend_pid()",
-        [f"%INSERT INTO {BLOBS}%"],
+        [f"%INSERT INTO {CHECKPOINTS} (%"],
     ).fetchone()[0]
 
 
@@ -168,6 +169,75 @@ def test_fenced_put_semantics(pg_dsn: str) -> None:
         saver.put(c1, _checkpoint(3), {}, {"n": 4})
         with pytest.raises(ValueError, match="expected head"):
             saver.put(c1, _checkpoint(4), {}, {"n": 5}, expected_head=123)
+
+
+def _waiting(admin: psycopg.Connection, pattern: str, count: int) -> int:
+    """Poll until `count` sessions whose query matches `pattern` wait for a lock."""
+    seen = 0
+    deadline = time.monotonic() + WAIT_LIMIT_S
+    while time.monotonic() < deadline:
+        seen = admin.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+            " AND query LIKE %s AND pid <> pg_backend_pid()",
+            [pattern],
+        ).fetchone()[0]
+        if seen >= count:
+            break
+        time.sleep(0.02)
+    return seen
+
+
+def test_conflict_reports_the_head_that_won_a_real_race(pg_dsn: str) -> None:
+    """Two writers, one thread, the same expected head, truly concurrent: A has passed the
+    fence check and is held inside its statement (its checkpoint insert waits for a
+    blocker's uncommitted row) while B's statement waits for A's fence lock. When A commits, B
+    fails, and its error names A's checkpoint as the actual head, not the stale one B's
+    statement started from."""
+    with (
+        PostgresSaver.from_conn_string(pg_dsn) as a,
+        PostgresSaver.from_conn_string(pg_dsn) as b,
+        psycopg.connect(pg_dsn) as blocker,
+        psycopg.connect(pg_dsn, autocommit=True) as admin,
+    ):
+        a.setup()
+        t = uuid.uuid4().hex
+        head = a.put(_cfg(t), _checkpoint(0), {}, {"n": 1})["configurable"]["checkpoint_id"]
+        cp_a, cp_b = _checkpoint(1), _checkpoint(2)
+        blocker.execute(  # an uncommitted row with A's key: A's insert waits for it
+            f"INSERT INTO {CHECKPOINTS} (thread_id, checkpoint_ns, checkpoint_id, type,"
+            " checkpoint, channels, versions) VALUES (%s, '', %s, 'x', '', '{}', '{}')",
+            [t, cp_a["id"]],
+        )
+        results: dict[str, Any] = {}
+
+        def put(name: str, saver: PostgresSaver, cp: dict) -> None:
+            try:
+                results[name] = saver.put(
+                    _cfg(t, head), cp, {}, dict(cp["channel_versions"]), expected_head=head
+                )
+            except BaseException as exc:  # noqa: BLE001
+                results[name] = exc
+
+        pattern = f"%{FENCE_HEAD}%"
+        ta = threading.Thread(target=put, args=("a", a, cp_a))
+        tb = threading.Thread(target=put, args=("b", b, cp_b))
+        try:
+            ta.start()
+            a_waits = _waiting(admin, pattern, 1)  # A holds the fence lock, waits on the blob
+            tb.start()
+            both_wait = _waiting(admin, pattern, 2)  # B waits for A's fence lock
+        finally:
+            blocker.rollback()
+            ta.join()
+            tb.join()
+        assert (a_waits, both_wait) == (1, 2)
+        assert results["a"] == _cfg(t, cp_a["id"])
+        err = results["b"]
+        assert isinstance(err, CheckpointConflictError), err
+        assert (err.thread_id, err.checkpoint_ns, err.expected) == (t, "", head)
+        assert err.actual == cp_a["id"]
+        history = [tup.config["configurable"]["checkpoint_id"] for tup in a.list(_cfg(t))]
+        assert history == [cp_a["id"], head]
 
 
 def _racer(dsn: str, thread: str, rounds: int, fenced: bool, barrier, out) -> None:
@@ -302,6 +372,41 @@ async def test_async_put_batch_is_all_or_nothing(pg_dsn: str) -> None:
         with pytest.raises(CheckpointConflictError):
             await saver.aput_batch(stale)
         assert (await saver.aget_tuple(_cfg(t))).pending_writes == []
+
+
+@pytest.mark.parametrize("pipeline", [False, True])
+async def test_put_batch_return_exceptions_reports_each_ops_own_outcome(
+    pg_dsn: str, pipeline: bool
+) -> None:
+    """A failed op does not spoil the ones after it (in pipeline mode either): each op runs
+    and reports its own outcome, in the sync and the async saver."""
+    outcomes = []
+    async with AsyncPostgresSaver.from_conn_string(pg_dsn, pipeline=pipeline) as asaver:
+        await asaver.setup()
+        with PostgresSaver.from_conn_string(pg_dsn, pipeline=pipeline) as saver:
+            for run in (saver.put_batch, asaver.aput_batch):
+                t = uuid.uuid4().hex
+                c1 = saver.put(_cfg(t), _checkpoint(0), {}, {"n": 1})
+                nxt = _checkpoint(1)
+                ops = [
+                    PutOp(_cfg(t), _checkpoint(9), {}, {"n": 10}, expected_head=None),  # stale
+                    WritesOp(c1, [("n", 5)], "task"),
+                    PutOp(c1, _checkpoint(8), {}, {"n": 9}, expected_head="not-the-head"),
+                    PutOp(c1, nxt, {}, {"n": 2}, expected_head=c1["configurable"]["checkpoint_id"]),
+                ]
+                out = run(ops, return_exceptions=True)
+                if asyncio.iscoroutine(out):
+                    out = await out
+                outcomes.append([type(o).__name__ for o in out])
+                assert isinstance(out[0], CheckpointConflictError)
+                assert out[0].actual == c1["configurable"]["checkpoint_id"]
+                assert out[1] is None
+                assert isinstance(out[2], CheckpointConflictError)
+                assert out[3] == _cfg(t, nxt["id"])
+                assert saver.get_tuple(c1).pending_writes == [("task", "n", 5)]
+                assert saver.get_tuple(_cfg(t)).checkpoint["channel_values"] == {"n": 1}
+    expected = ["CheckpointConflictError", "NoneType", "CheckpointConflictError", "dict"]
+    assert outcomes == [expected, expected]
 
 
 # --- connections set up the way LangGraph's docs do, shared by many threads ---------------

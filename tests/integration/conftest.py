@@ -1,4 +1,2 @@
-"""Integration tests reuse the checkpoint tests' PostgreSQL fixtures (a scratch server
-started by the session; see tests/checkpoint/pg_server.py)."""
-
-from tests.checkpoint.conftest import pg_dsn, pg_fresh_dsn, pg_server  # noqa: F401
+"""The Postgres fixtures (`pg_server`, `pg_dsn`, `pg_fresh_dsn`) live in tests/conftest.py:
+one scratch server per session, shared with tests/checkpoint (see checkpoint/pg_server.py)."""

@@ -1,10 +1,13 @@
 """`PostgresSaver`: checkpoints in PostgreSQL via psycopg 3 (`pip install warpgraph[postgres]`).
 
-Storage: one envelope row per checkpoint (serialized without channel values, metadata as
-JSONB), one BYTEA blob per (thread, ns, channel, version) written only for the new versions,
-and the pending writes; see `_schema.py`. Every operation is a single SQL statement (one
-round trip, atomic on an autocommit connection). There is no saver-wide lock: with a
-`ConnectionPool`, concurrent threads run concurrently, each on its own connection.
+Storage: one row per checkpoint (the checkpoint serialized with only its small scalar
+values, metadata as JSONB), one BYTEA blob per (thread, ns, channel, version) written only
+for the new versions, and the pending writes; see `_schema.py`. Every operation is a single
+SQL statement (one round trip, atomic on an autocommit connection). Writes run prepared
+with PostgreSQL's $n placeholders on a reused RawCursor (no per-call query parsing in
+psycopg). There is no saver-wide lock: with a `ConnectionPool`, concurrent threads run
+concurrently, each on its own connection. Fenced puts (`expected_head`) lock a per-namespace
+row inside their statement; see `_schema.py` (migration 6).
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from warpgraph.checkpoint.postgres._saver import (
     pool_kwargs,
     psycopg,
     raise_conflict,
+    recover_pipeline,
     tuple_row,
 )
 
@@ -49,29 +53,25 @@ def configure_connection(conn: Any) -> None:
 
 
 def execute_query(conn: Any, cur: Any, query: _sql.Query) -> Any:
-    """Run one query on a sync cursor and fetch what it asks for."""
-    if query.fetch == "pipeline":  # queries in one pipeline: one round trip, one transaction
-        with conn.pipeline():
-            curs = [
-                None if q is None else conn.cursor(binary=True, row_factory=tuple_row)
-                for q in query.params
-            ]
-            for c, q in zip(curs, query.params):
-                if c is not None:
-                    c.execute(q.sql, q.params)
-        rows = [
-            c.fetchone() if c and q.fetch == "one" else None for c, q in zip(curs, query.params)
-        ]
-        for c in curs:
-            if c is not None:
-                c.close()
-        return rows
+    """Run one read / setup query on a sync cursor and fetch what it asks for."""
     cur.execute(query.sql, query.params)
     if query.fetch == "one":
         return cur.fetchone()
     if query.fetch == "all":
         return cur.fetchall()
     return None
+
+
+def execute_write(conn: Any, cur: Any, query: _sql.Query) -> None:
+    """Run a write (`Query.raw`) on the RawCursor `cur`: one statement, or
+    (fetch="pipeline") several in one pipeline: one round trip, one implicit transaction."""
+    if query.fetch != "pipeline":
+        cur.execute(query.sql, query.params)
+        return
+    with conn.pipeline():
+        for q in query.params:
+            if q is not None:
+                cur.execute(q.sql, q.params)
 
 
 class PostgresSaver(PostgresBase):
@@ -86,6 +86,7 @@ class PostgresSaver(PostgresBase):
     _pool_type = "ConnectionPool"
 
     _lock_type = threading.Lock
+    _raw_cursor = psycopg.RawCursor
 
     @classmethod
     @contextmanager
@@ -115,28 +116,49 @@ class PostgresSaver(PostgresBase):
 
     # --- execution: the sync executor; the async one runs it in a worker thread
     def _exec(self, op: _sql.Op) -> Any:
-        query, value = _sql.start(op)  # encoding and validation: before taking a connection
+        if type(op) is _sql.Write:  # put / put_writes: encoded already
+            query, value = op
+        else:
+            query, value = _sql.start(op)  # encoding and validation: before a connection
         if query is None:
             return value
         try:
-            with self._connection() as conn, conn.cursor(binary=True, row_factory=tuple_row) as cur:
-                with conn.transaction() if query.transaction else _NO_TRANSACTION:
-                    while query is not None:
-                        query, value = _sql.resume(op, execute_query(conn, cur, query))
-                if self.pipe is not None:
-                    self.pipe.sync()
+            with self._connection() as conn:
+                try:
+                    if query.raw:  # a write: one statement, nothing to fetch
+                        execute_write(conn, self._write_cursor(conn), query)
+                        if type(op) is not _sql.Write:
+                            value = _sql.resume(op, None)[1]
+                    else:
+                        value = self._run_reads(conn, op, query)
+                    if self.pipe is not None:
+                        self.pipe.sync()
+                except psycopg.Error:
+                    if self.pipe is not None:
+                        recover_pipeline(self.pipe)
+                    raise
                 return value
         except psycopg.Error as exc:
             raise_conflict(exc)
             raise
 
+    @staticmethod
+    def _run_reads(conn: Any, op: _sql.Op, query: _sql.Query) -> Any:
+        with (
+            conn.cursor(binary=True, row_factory=tuple_row) as cur,
+            conn.transaction() if query.transaction else _NO_TRANSACTION,
+        ):
+            while query is not None:
+                query, value = _sql.resume(op, execute_query(conn, cur, query))
+        return value
+
     def _exec_batch(self, job: Any) -> Any:
         if type(job) is not list:
             return self._exec(job)
         out: list[Any] = []
-        for op in job:
+        for make in job:  # each op is encoded and run on its own
             try:
-                out.append(self._exec(op))
+                out.append(self._exec(make()))
             except Exception as exc:  # noqa: BLE001 - returned to the caller
                 out.append(exc)
         return out

@@ -1,7 +1,9 @@
 """The write side of the Postgres savers: put, put_writes and put_batch operations.
 
-Each is ONE statement (see `_sql` for how operations run): a put writes its new blobs, the
-checkpoint row and the thread/ns head row; put_writes writes all of a task's writes.
+Each is ONE statement (see `_sql` for how operations run): a put writes its new blobs and
+the checkpoint row (a fenced put first checks the head under a per-namespace lock);
+put_writes writes all of a task's writes. The statements are built once per shape (row
+count, fenced) with $n placeholders; an operation only builds its parameter list.
 """
 
 from __future__ import annotations
@@ -21,114 +23,104 @@ from warpgraph.checkpoint._sql import (
     expected_head_of,
 )
 from warpgraph.checkpoint.base import (
+    WRITES_IDX_MAP,
     ChannelVersions,
     Checkpoint,
     CheckpointMetadata,
     RunnableConfig,
     SerializerProtocol,
+    get_checkpoint_metadata,
 )
 from warpgraph.checkpoint.postgres._schema import (
     BLOBS,
-    CHECKPOINT_COLUMNS,
     CHECKPOINTS,
     CONFLICT_SQLSTATE,
-    FENCE_FUNCTION,
-    HEADS,
+    FENCE_HEAD,
     WRITES,
 )
-from warpgraph.checkpoint.postgres._sql import Op, Query, config_of, finish_batch_item, start
+from warpgraph.checkpoint.postgres._sql import Op, Query, Write, config_of
+
+# Write statements use PostgreSQL's own placeholders ($n) with positional parameters and
+# run on a psycopg RawCursor (`Query.raw`): psycopg parses no query text per call (it would
+# for statements over 50 parameters, e.g. a put of 10 channels). Parameters of a put:
+_T, _NS = "$1", "$2"
+_PUT_FIXED = 10  # t, ns, id, parent, type, checkpoint, channels, versions, meta, run
+_EXPECTED = "$11::text"  # fenced puts only; blob parameters follow the fixed ones
 
 # Blob rows: a VALUES list for a few rows (cheaper than binding arrays), unnest of arrays
-# for many. The statement text depends on (row count, fenced): see `put_sql`.
+# for many. The statement text depends on (row count, fenced): see `put_parts`.
 _VALUES_MAX = 16
-_UNNEST = (
-    "unnest(%(b_ch)s::text[], %(b_ver)s::text[], %(b_ty)s::text[], %(b_blob)s::bytea[])"
-    " AS u(channel, version, type, blob)"
-)
 
 
 def text_array(items: Any) -> str:
     """A PostgreSQL text[] literal (bound as one text parameter: cheaper than a list)."""
-    items = list(items)
-    if not items:
-        return "{}"
-    raw = "".join(items)
-    if '"' in raw or "\\" in raw:
-        items = [x.replace("\\", "\\\\").replace('"', '\\"') for x in items]
-    return '{"' + '","'.join(items) + '"}'
+    body = '","'.join(items)  # `items`: a list or a dict (its keys)
+    if "\\" in body or body.count('"') != 2 * len(items) - 2:  # quotes/backslashes: escape
+        body = '","'.join(x.replace("\\", "\\\\").replace('"', '\\"') for x in items)
+    return '{"' + body + '"}' if items else "{}"
 
 
-def _blob_source(n: int) -> str:
+def _rows_source(n: int, first: int, types: tuple[str, ...], names: str) -> str:
+    """`n` rows of len(types) parameters from $first on: a VALUES list, or (n > _VALUES_MAX)
+    unnest of one array parameter per column."""
+    width = len(types)
     if n > _VALUES_MAX:
-        return _UNNEST
+        arrays = ", ".join(f"${first + k}::{t}[]" for k, t in enumerate(types))
+        return f"unnest({arrays}) AS u({names})"
     rows = ", ".join(
-        f"(%(b{i}c)s::text, %(b{i}v)s::text, %(b{i}t)s::text, %(b{i}b)s::bytea)" for i in range(n)
+        "(" + ", ".join(f"${first + i * width + k}::{t}" for k, t in enumerate(types)) + ")"
+        for i in range(n)
     )
-    return f"(VALUES {rows}) AS u(channel, version, type, blob)"
+    return f"(VALUES {rows}) AS u({names})"
 
 
-def _blob_params(params: dict[str, Any], blobs: list[tuple[str, str, str, bytes]]) -> None:
-    if len(blobs) > _VALUES_MAX:
-        params["b_ch"] = [b[0] for b in blobs]
-        params["b_ver"] = [b[1] for b in blobs]
-        params["b_ty"] = [b[2] for b in blobs]
-        params["b_blob"] = [b[3] for b in blobs]
-        return
-    for i, (channel, version, typ, data) in enumerate(blobs):
-        params[f"b{i}c"] = channel
-        params[f"b{i}v"] = version
-        params[f"b{i}t"] = typ
-        params[f"b{i}b"] = data
-
-
-def _insert_blobs(n: int, guard: str) -> str:
+def _insert_blobs(n: int, first: int, guard: str) -> str:
+    if not guard and n <= _VALUES_MAX:  # a plain VALUES list: the fewest plan nodes
+        rows = ", ".join(
+            f"($1, $2, ${first + 4 * i}, ${first + 4 * i + 1}, ${first + 4 * i + 2},"
+            f" ${first + 4 * i + 3}::bytea)"
+            for i in range(n)
+        )
+        return f"""
+    INSERT INTO {BLOBS} (thread_id, checkpoint_ns, channel, version, type, blob)
+    VALUES {rows}
+    ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING"""
+    source = _rows_source(
+        n, first, ("text", "text", "text", "bytea"), "channel, version, type, blob"
+    )
     return f"""
     INSERT INTO {BLOBS} (thread_id, checkpoint_ns, channel, version, type, blob)
-    SELECT %(t)s, %(ns)s, u.channel, u.version, u.type, u.blob FROM {_blob_source(n)}
+    SELECT {_T}, {_NS}, u.channel, u.version, u.type, u.blob FROM {source}
     {guard}
     ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING"""
 
 
-_CHECKPOINT_VALUES = (
-    "%(t)s, %(ns)s, %(id)s, %(parent)s, %(ty)s, %(cp)s, %(chs)s::text[], %(vers)s::text[], "
-    "%(inl_names)s::text[], %(inl_ty)s, %(inl)s, %(meta)s::jsonb, %(run)s"
+# The checkpoint row: `checkpoint` is the checkpoint serialized with only its inlined
+# values (see `inline_values`) as channel_values; channels / versions list the (channel,
+# version key) pairs read from blobs, i.e. the channels not inlined. (Rows written before
+# listed every channel, the inlined ones in `inlined`, their values in inline_type / inline.)
+_CHECKPOINT_INSERT = (
+    "thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, "
+    "channels, versions, metadata, run_id"
 )
+_CHECKPOINT_VALUES = "$1, $2, $3, $4, $5, $6::bytea, $7::text[], $8::text[], $9::jsonb, $10"
 _UPSERT_CHECKPOINT = f"""
-    INSERT INTO {CHECKPOINTS} ({CHECKPOINT_COLUMNS}) SELECT {_CHECKPOINT_VALUES} {{guard}}
+    INSERT INTO {CHECKPOINTS} ({_CHECKPOINT_INSERT}) {{source}}
     ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET
         parent_checkpoint_id = EXCLUDED.parent_checkpoint_id, type = EXCLUDED.type,
         checkpoint = EXCLUDED.checkpoint, channels = EXCLUDED.channels,
-        versions = EXCLUDED.versions, inlined = EXCLUDED.inlined,
-        inline_type = EXCLUDED.inline_type, inline = EXCLUDED.inline,
-        metadata = EXCLUDED.metadata, run_id = EXCLUDED.run_id
-    RETURNING 1"""
+        versions = EXCLUDED.versions, inlined = ARRAY[]::text[], inline_type = NULL,
+        inline = NULL,
+        metadata = EXCLUDED.metadata, run_id = EXCLUDED.run_id"""
 
-# Plain put: blobs + head (kept at the latest id) + checkpoint, one statement.
-_HEAD_UPSERT = f"""
-    INSERT INTO {HEADS} (thread_id, checkpoint_ns, checkpoint_id) VALUES (%(t)s, %(ns)s, %(id)s)
-    ON CONFLICT (thread_id, checkpoint_ns) DO UPDATE SET checkpoint_id = EXCLUDED.checkpoint_id
-    WHERE {HEADS}.checkpoint_id IS NULL OR {HEADS}.checkpoint_id < EXCLUDED.checkpoint_id"""
-
-# Fenced put: moves the head from the expected id to the new one and writes only if it
-# moved. The UPDATE re-checks its condition on the latest row version after waiting for a
-# concurrent writer, and a concurrent first INSERT conflicts, so two racing puts that
-# expect the same head cannot both succeed. If nothing was stored, FENCE_FUNCTION raises
-# (SQLSTATE CONFLICT_SQLSTATE, the head seen by the statement in the detail), which also
-# rolls back everything else in the statement (or pipelined batch).
-_OK = "WHERE EXISTS (SELECT 1 FROM moved) OR EXISTS (SELECT 1 FROM created)"
-_MOVED = f"""
-    UPDATE {HEADS} SET checkpoint_id = %(id)s
-    WHERE thread_id = %(t)s AND checkpoint_ns = %(ns)s
-        AND checkpoint_id IS NOT DISTINCT FROM %(expected)s::text
-    RETURNING 1"""
-_CREATED = f"""
-    INSERT INTO {HEADS} (thread_id, checkpoint_ns, checkpoint_id)
-    SELECT %(t)s, %(ns)s, %(id)s WHERE %(expected)s::text IS NULL
-    ON CONFLICT (thread_id, checkpoint_ns) DO NOTHING
-    RETURNING 1"""
-_FENCE_CHECK = f"""{FENCE_FUNCTION}(
-    EXISTS (SELECT 1 FROM stored), %(t)s, %(ns)s, %(expected)s::text,
-    (SELECT checkpoint_id FROM {HEADS} WHERE thread_id = %(t)s AND checkpoint_ns = %(ns)s))"""
+# A plain put is its blobs + the checkpoint row: the head of a namespace is its latest
+# checkpoint id (max), so nothing else is maintained. A fenced put first calls FENCE_HEAD
+# (see `_schema`: it takes the namespace's advisory lock, then checks the head with a fresh
+# snapshot and raises CONFLICT_SQLSTATE, with the head that won, unless it is the expected
+# one); the inserts read its one row, so they run only after the check passed, and a
+# conflict rolls back the whole statement (or pipelined batch).
+_FENCE = f"SELECT {FENCE_HEAD}($1, $2, {_EXPECTED}) AS ok"
+_AFTER_FENCE = "CROSS JOIN fence"
 
 
 class Parts(NamedTuple):
@@ -140,8 +132,8 @@ class Parts(NamedTuple):
 
 
 # CTE names used in Parts (renamed per operation when statements are merged)
-_CTE_NAME = re.compile(r"\b(blobs|head|moved|created|stored)\b")
-_PARAM = re.compile(r"%\((\w+)\)s")
+_CTE_NAME = re.compile(r"\b(blobs|fence)\b")
+_PARAM = re.compile(r"\$(\d+)")
 
 
 def render(parts: Parts) -> str:
@@ -156,14 +148,15 @@ def render(parts: Parts) -> str:
 def put_parts(n_blobs: int, fenced: bool) -> Parts:
     """The put statement for `n_blobs` blob rows (texts above n=_VALUES_MAX coincide)."""
     n = min(n_blobs, _VALUES_MAX + 1)
-    if not fenced:
-        ctes = ((("blobs", _insert_blobs(n, "")),) if n else ()) + (("head", _HEAD_UPSERT),)
-        return Parts(ctes, _UPSERT_CHECKPOINT.format(guard=""))
-    ctes = (("moved", _MOVED), ("created", _CREATED))
+    first = _PUT_FIXED + 1 + fenced
+    ctes: tuple[tuple[str, str], ...] = (("fence", _FENCE),) if fenced else ()
     if n:
-        ctes += (("blobs", _insert_blobs(n, _OK)),)
-    ctes += (("stored", _UPSERT_CHECKPOINT.format(guard=_OK)),)
-    return Parts(ctes, _FENCE_CHECK, check=True)
+        ctes += (("blobs", _insert_blobs(n, first, _AFTER_FENCE if fenced else "")),)
+    if fenced:
+        source = f"SELECT {_CHECKPOINT_VALUES} FROM fence"
+    else:
+        source = f"VALUES ({_CHECKPOINT_VALUES})"
+    return Parts(ctes, _UPSERT_CHECKPOINT.format(source=source))
 
 
 @functools.lru_cache(maxsize=128)
@@ -172,26 +165,40 @@ def put_sql(n_blobs: int, fenced: bool) -> str:
     return render(put_parts(n_blobs, fenced))
 
 
-def merge(queries: Sequence[Query]) -> tuple[str, dict[str, Any]]:
-    """One statement doing all `queries` (each built from Parts): CTEs and parameters are
-    renamed per query (prefix o<i>_), fence checks are the final SELECT list. The caller
-    makes sure no two queries write the same row (see `mergeable`)."""
-    params: dict[str, Any] = {}
-    for i, query in enumerate(queries):
-        prefix = f"o{i}_"
-        params.update({prefix + k: v for k, v in query.params.items()})
-    return _merged_sql(tuple(q.parts for q in queries)), params
+_SHAPES: dict[tuple[int, bool], tuple[str, Parts]] = {}
+
+
+def _put_shape(n_blobs: int, fenced: bool) -> tuple[str, Parts]:
+    """(SQL, Parts) of the put statement for `n_blobs` blob rows (a plain dict lookup)."""
+    key = (min(n_blobs, _VALUES_MAX + 1), fenced)
+    shape = _SHAPES.get(key)
+    if shape is None:
+        shape = _SHAPES[key] = (put_sql(*key), put_parts(*key))
+    return shape
+
+
+def merge(queries: Sequence[Query]) -> tuple[str, list[Any]]:
+    """One statement doing all `queries` (each built from Parts): CTEs are renamed per query
+    (prefix o<i>_), placeholders renumbered after the previous queries' parameters, and
+    each final statement becomes a CTE too. The caller makes sure no two queries write the
+    same row (see `mergeable`)."""
+    params: list[Any] = []
+    offsets = []
+    for query in queries:
+        offsets.append(len(params))
+        params.extend(query.params)
+    return _merged_sql(tuple(q.parts for q in queries), tuple(offsets)), params
 
 
 @functools.lru_cache(maxsize=128)
-def _merged_sql(all_parts: tuple[Parts, ...]) -> str:
+def _merged_sql(all_parts: tuple[Parts, ...], offsets: tuple[int, ...]) -> str:
     ctes: list[tuple[str, str]] = []
     checks: list[str] = []
-    for i, parts in enumerate(all_parts):
+    for i, (parts, offset) in enumerate(zip(all_parts, offsets)):
         prefix = f"o{i}_"
 
-        def rename(text: str, prefix: str = prefix) -> str:
-            text = _PARAM.sub(lambda m: f"%({prefix}{m.group(1)})s", text)
+        def rename(text: str, prefix: str = prefix, offset: int = offset) -> str:
+            text = _PARAM.sub(lambda m: f"${int(m.group(1)) + offset}", text)
             return _CTE_NAME.sub(lambda m: prefix + m.group(1), text)
 
         ctes.extend((prefix + name, rename(body)) for name, body in parts.ctes)
@@ -202,15 +209,13 @@ def _merged_sql(all_parts: tuple[Parts, ...]) -> str:
     return render(Parts(tuple(ctes), ", ".join(checks) or "1", check=True))
 
 
-def merged_query(
-    ops: Sequence[PutOp | WritesOp], started: Sequence[tuple[Query | None, Any]]
-) -> Query | None:
+def merged_query(ops: Sequence[PutOp | WritesOp], writes: Sequence[Write]) -> Query | None:
     """One Query doing all the batch's statements, or None if they cannot be merged."""
-    queries = [q for q, _ in started if q is not None]
+    queries = [w.query for w in writes if w.query is not None]
     if not queries or any(q.parts is None for q in queries) or not mergeable(ops):
         return None
     sql, params = merge(queries)
-    return Query(sql, params, "one")
+    return Query(sql, params, raw=True)
 
 
 def mergeable(ops: Sequence[PutOp | WritesOp]) -> bool:
@@ -245,11 +250,18 @@ _INLINE_MAX_STR = 64
 _INLINE_MAX_TOTAL = 512
 
 
-def inline_values(checkpoint: Checkpoint) -> dict[str, Any]:
-    """The small scalar values (None, bool, int64, float, str <= 64 chars) of the versioned
-    channels, up to ~512 characters in all: stored in the checkpoint row for fast reads."""
+def inline_values(checkpoint: Checkpoint) -> tuple[dict[str, Any], list[str]]:
+    """(inlined, spilled). Inlined: the small scalar values (None, bool, int64, float, str
+    <= 64 chars) of the versioned channels, up to ~512 characters in all, stored in the
+    checkpoint row only (no blob). Spilled: the small scalar channels beyond that budget.
+
+    Whether a value is inlined depends on the other channels (the budget), so a value
+    inlined by one checkpoint may be spilled by a later one that shares its version: a put
+    writes the blobs of its spilled channels too, new version or not (an existing blob is
+    left as is), so every checkpoint finds each value inline or in a blob."""
     values = checkpoint["channel_values"]
     out: dict[str, Any] = {}
+    spilled: list[str] = []
     budget = _INLINE_MAX_TOTAL
     for ch in checkpoint["channel_versions"]:
         if ch not in values:
@@ -257,18 +269,68 @@ def inline_values(checkpoint: Checkpoint) -> dict[str, Any]:
         v = values[ch]
         t = type(v)
         if t is str:
-            cost = len(v) + len(ch)
             if len(v) > _INLINE_MAX_STR:
                 continue
+            cost = len(v) + len(ch)
         elif v is None or t is bool or t is float or (t is int and -(2**63) <= v < 2**64):
             cost = 9 + len(ch)
         else:
             continue
         if cost > budget:
-            break
-        budget -= cost
-        out[ch] = v
-    return out
+            budget = -1  # the budget is spent: the rest spills (keeps the inlined set a prefix)
+            spilled.append(ch)
+        else:
+            budget -= cost
+            out[ch] = v
+    return out, spilled
+
+
+def blob_rows(
+    serde: SerializerProtocol,
+    checkpoint: Checkpoint,
+    new_versions: ChannelVersions,
+    inlined: dict[str, Any],
+    spilled: list[str],
+) -> list[tuple[str, str, str, bytes]]:
+    """(channel, version key, type, bytes) of the blobs a put writes: its new versions'
+    values except the inlined ones, plus the spilled channels' (see `inline_values`).
+    Same rows and errors as `codec.blob_rows` for what it covers."""
+    values = checkpoint["channel_values"]
+    dumps = serde.dumps_typed
+    version_key = codec.version_key
+    try:
+        rows = [
+            (ch, version_key(ver), *dumps(values[ch]))
+            for ch, ver in new_versions.items()
+            if ch in values and ch not in inlined
+        ]
+        if spilled:
+            versions = checkpoint["channel_versions"]
+            rows += [
+                (ch, version_key(versions[ch]), *dumps(values[ch]))
+                for ch in spilled
+                if ch not in new_versions
+            ]
+    except TypeError:  # let the codec raise its error naming the channel
+        codec.blob_rows(serde, values, new_versions)
+        raise
+    return rows
+
+
+_encode_metadata = json.JSONEncoder(
+    ensure_ascii=False, separators=(",", ":"), allow_nan=False
+).encode  # built once: json.dumps builds an encoder per call when given options
+
+
+def dump_metadata(config: RunnableConfig, metadata: CheckpointMetadata) -> tuple[str, str | None]:
+    """`codec.dump_metadata` (same text, run_id and errors), with a prebuilt encoder."""
+    merged = get_checkpoint_metadata(config, metadata)
+    try:
+        text = _encode_metadata(merged)
+    except (TypeError, ValueError):  # let the codec raise its error naming the key
+        return codec.dump_metadata(config, metadata)
+    rid = merged.get("run_id")
+    return text, None if rid is None else str(rid)
 
 
 def put_op(
@@ -278,7 +340,7 @@ def put_op(
     metadata: CheckpointMetadata,
     new_versions: ChannelVersions,
     expected_head: Any = NO_EXPECTATION,
-) -> Op:
+) -> Write:
     """Store a checkpoint and its new blobs; return the config selecting it.
 
     With an expected head (argument or `configurable[CONFIG_KEY_EXPECTED_HEAD]`), raise
@@ -288,63 +350,74 @@ def put_op(
     thread_id = conf["thread_id"]
     ns = conf.get("checkpoint_ns", "")
     expected = expected_head_of(config, expected_head)
-    if expected is not NO_EXPECTATION and expected is not None and not isinstance(expected, str):
-        raise ValueError(f"expected head must be a checkpoint id (str) or None, got {expected!r}")
-    blobs = codec.blob_rows(serde, checkpoint["channel_values"], new_versions)
-    inline = inline_values(checkpoint)
-    inline_typed = serde.dumps_typed(inline) if inline else None
-    enc = codec.encode_checkpoint(serde, checkpoint, None, None)
-    meta, run_id = codec.dump_metadata(config, metadata)
-    versions = checkpoint["channel_versions"]
-    params = {
-        "t": thread_id,
-        "ns": ns,
-        "id": checkpoint["id"],
-        "parent": conf.get("checkpoint_id"),
-        "ty": enc.record[0],
-        "cp": enc.record[1],
-        "chs": text_array(versions),
-        "vers": text_array([codec.version_key(v) for v in versions.values()]),
-        "inl_names": text_array(inline),
-        "inl_ty": inline_typed[0] if inline else None,
-        "inl": inline_typed[1] if inline else None,
-        "meta": meta,
-        "run": run_id,
-    }
-    _blob_params(params, blobs)
     fenced = expected is not NO_EXPECTATION
+    if fenced and expected is not None and not isinstance(expected, str):
+        raise ValueError(f"expected head must be a checkpoint id (str) or None, got {expected!r}")
+    inline, spilled = inline_values(checkpoint)
+    blobs = blob_rows(serde, checkpoint, new_versions, inline, spilled)
+    envelope = checkpoint.copy()
+    envelope["channel_values"] = inline
+    try:
+        ty, record = serde.dumps_typed(envelope)
+    except TypeError as exc:
+        raise TypeError(f"Cannot serialize checkpoint {checkpoint['id']!r} ({exc})") from exc
+    meta, run_id = dump_metadata(config, metadata)
+    versions = checkpoint["channel_versions"]
+    refs = [ch for ch in versions if ch not in inline] if inline else list(versions)
+    checkpoint_id = checkpoint["id"]
+    params = [
+        thread_id,
+        ns,
+        checkpoint_id,
+        conf.get("checkpoint_id"),
+        ty,
+        record,
+        text_array(refs),
+        text_array([str(versions[ch]) for ch in refs]),  # codec.version_key: str(version)
+        meta,
+        run_id,
+    ]
     if fenced:
-        params["expected"] = expected
-    parts = put_parts(len(blobs), fenced)  # a conflict raises: see conflict_from
-    yield Query(put_sql(len(blobs), fenced), params, "one", parts=parts)
-    return config_of(thread_id, ns, checkpoint["id"])
+        params.append(expected)
+    _add_rows(params, blobs)
+    sql, parts = _put_shape(len(blobs), fenced)  # a conflict raises: see conflict_from
+    return Write(Query(sql, params, raw=True, parts=parts), config_of(thread_id, ns, checkpoint_id))
 
 
-_WRITES_UNNEST = (
-    "unnest(%(idx)s::int[], %(ch)s::text[], %(ty)s::text[], %(bl)s::bytea[])"
-    " AS u(idx, channel, type, blob)"
-)
+def _add_rows(params: list[Any], rows: Sequence[tuple]) -> None:
+    """Append the parameters of `rows` (see `_rows_source`): row by row, or column arrays."""
+    if len(rows) > _VALUES_MAX:
+        params.extend(list(col) for col in zip(*rows))
+    else:
+        for row in rows:
+            params.extend(row)
+
+
+_WRITES_FIXED = 5  # t, ns, id, task, path
 
 
 @functools.lru_cache(maxsize=64)
 def put_writes_parts(n_rows: int) -> Parts:
-    """The put_writes statement for `n_rows` rows: VALUES for a few, unnest for many.
+    """The put_writes statement for `n_rows` rows: a VALUES list for a few, unnest for many.
     Rows with idx >= 0 are inserted only if absent; special ones (idx < 0) replace."""
     if n_rows > _VALUES_MAX:
-        source = _WRITES_UNNEST
-    else:
-        rows = ", ".join(
-            f"(%(w{i}i)s::int, %(w{i}c)s::text, %(w{i}t)s::text, %(w{i}b)s::bytea)"
+        source = _rows_source(
+            n_rows, _WRITES_FIXED + 1, ("int", "text", "text", "bytea"), "idx, channel, type, blob"
+        )
+        rows = f"SELECT $1, $2, $3, $4, u.idx, u.channel, u.type, u.blob, $5 FROM {source}"
+    else:  # a plain VALUES list: the fewest plan nodes
+        first = _WRITES_FIXED + 1
+        rows = "VALUES " + ", ".join(
+            f"($1, $2, $3, $4, ${first + 4 * i}::int, ${first + 4 * i + 1},"
+            f" ${first + 4 * i + 2}, ${first + 4 * i + 3}::bytea, $5)"
             for i in range(n_rows)
         )
-        source = f"(VALUES {rows}) AS u(idx, channel, type, blob)"
     return Parts(
         (),
         f"""
 INSERT INTO {WRITES} (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type,
                       blob, task_path)
-SELECT %(t)s, %(ns)s, %(id)s, %(task)s, u.idx, u.channel, u.type, u.blob, %(path)s
-FROM {source}
+{rows}
 ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO UPDATE SET
     channel = EXCLUDED.channel, type = EXCLUDED.type, blob = EXCLUDED.blob,
     task_path = EXCLUDED.task_path
@@ -358,54 +431,47 @@ def put_writes_op(
     writes: Sequence[tuple[str, Any]],
     task_id: str,
     task_path: str,
-) -> Op:
+) -> Write:
     """Store a task's writes: idempotent per (task_id, idx >= 0); special writes replace."""
     conf = config["configurable"]
-    rows = codec.write_rows(serde, writes, task_id, task_path)
-    if not rows:
-        return None
-    # one row per idx, the last wins (an upsert may touch a row only once per statement)
-    rows = list({r[1]: r for r in rows}.values())
-    params = {
-        "t": conf["thread_id"],
-        "ns": conf.get("checkpoint_ns", ""),
-        "id": conf["checkpoint_id"],
-        "task": task_id,
-        "path": task_path,
-    }
-    if len(rows) > _VALUES_MAX:
-        params.update(
-            idx=[r[1] for r in rows],
-            ch=[r[2] for r in rows],
-            ty=[r[3] for r in rows],
-            bl=[r[4] for r in rows],
-        )
-    else:
-        for i, row in enumerate(rows):
-            params[f"w{i}i"], params[f"w{i}c"], params[f"w{i}t"], params[f"w{i}b"] = row[1:5]
-    parts = put_writes_parts(min(len(rows), _VALUES_MAX + 1))
-    yield Query(parts.final, params, parts=parts)
-    return None
+    dumps = serde.dumps_typed
+    special = WRITES_IDX_MAP.get
+    try:  # one row per idx, the last wins (an upsert may touch a row only once per statement)
+        by_idx = {
+            (idx := special(ch, pos)): (idx, ch, *dumps(value))
+            for pos, (ch, value) in enumerate(writes)
+        }
+    except TypeError:  # let the codec raise its error naming the channel
+        codec.write_rows(serde, writes, task_id, task_path)
+        raise
+    if not by_idx:
+        return _NOTHING
+    params = [conf["thread_id"], conf.get("checkpoint_ns", ""), conf["checkpoint_id"], task_id]
+    params.append(task_path)
+    _add_rows(params, list(by_idx.values()))
+    parts = put_writes_parts(min(len(by_idx), _VALUES_MAX + 1))
+    return Write(Query(parts.final, params, raw=True, parts=parts))
+
+
+_NOTHING = Write(None)
 
 
 def batch_all_op(serde: SerializerProtocol, ops: Sequence[PutOp | WritesOp]) -> Op:
     """put_batch, all or nothing, in one round trip: one merged statement, or, when two ops
     write the same row (two puts on one thread/ns), a pipeline in one implicit transaction
     (a Query with fetch="pipeline" whose params are the queries)."""
-    gens = [batch_op(serde, op) for op in ops]
-    started = [start(gen) for gen in gens]  # encoding: before any connection is taken
-    if all(query is None for query, _ in started):
-        return [value for _, value in started]
-    merged = merged_query(ops, started)
+    writes = [batch_op(serde, op) for op in ops]  # encoding: before any connection is taken
+    if all(w.query is None for w in writes):
+        return [w.value for w in writes]
+    merged = merged_query(ops, writes)
     if merged is not None:  # the usual case: ONE statement
-        row = yield merged
-        rows: Sequence[Any] = [row] * len(gens)
+        yield merged
     else:
-        rows = yield Query("", [query for query, _ in started], "pipeline")
-    return [finish_batch_item(g, item, row) for g, item, row in zip(gens, started, rows)]
+        yield Query("", [w.query for w in writes], "pipeline", raw=True)
+    return [w.value for w in writes]
 
 
-def batch_op(serde: SerializerProtocol, op: PutOp | WritesOp) -> Op:
+def batch_op(serde: SerializerProtocol, op: PutOp | WritesOp) -> Write:
     """The operation of one `put_batch` item."""
     if isinstance(op, PutOp):
         return put_op(

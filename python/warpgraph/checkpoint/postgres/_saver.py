@@ -4,6 +4,7 @@ in how they run a job on a connection (see `SqlSaverBase` for the API built on t
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from contextlib import nullcontext
 from typing import Any
@@ -50,6 +51,16 @@ def pool_kwargs(size: int, kwargs: dict[str, Any], configure: Callable, open: bo
     return {"min_size": 1, "max_size": size, "kwargs": kwargs, "open": open, "configure": configure}
 
 
+def recover_pipeline(pipe: Any) -> Any:
+    """After a failed operation in pipeline mode: sync, so that the pipeline leaves its
+    aborted state and the next operation runs (and reports its own outcome) instead of
+    failing with PipelineAborted. Returns the awaitable of an async pipeline's sync."""
+    try:
+        return pipe.sync()
+    except psycopg.Error:  # the failed operation's results: already reported
+        return None
+
+
 def raise_conflict(exc: psycopg.Error) -> None:
     """Raise the CheckpointConflictError `exc` stands for, if any (else return)."""
     conflict = _put.conflict_from(exc)
@@ -87,6 +98,7 @@ class PostgresBase(SqlSaverBase):
     _conn_type: type  # psycopg (Async)Connection
     _pool_type: str  # psycopg_pool class name
     _lock_type: Callable[[], Any]  # serialises a pipeline's operations
+    _raw_cursor: Callable[[Any], Any]  # psycopg (Async)RawCursor
 
     def __init__(
         self, conn: Any, pipe: Any = None, serde: SerializerProtocol | None = None
@@ -108,6 +120,7 @@ class PostgresBase(SqlSaverBase):
         # mode serialises operations.
         self._pipe_lock = self._lock_type() if pipe is not None else None
         self._bare = nullcontext(conn)
+        self._write_cur: Any = None
         self._init_runtime()
 
     def _init_runtime(self) -> None:
@@ -134,6 +147,20 @@ class PostgresBase(SqlSaverBase):
             return _Holding(self._pipe_lock, self.conn)
         return self._bare
 
+    def _write_cursor(self, conn: Any) -> Any:
+        """The RawCursor that runs writes (`Query.raw`) on `conn`. On the saver's own
+        connection one is kept and reused: creating a psycopg cursor costs about as much as
+        a small statement's client side, and sharing it between threads is safe because
+        writes fetch nothing and psycopg runs `execute` entirely under the connection's
+        lock. On a pool's connections, a new one per call (keeping them would pin the
+        connections the pool discards)."""
+        if self.is_pool:
+            return self._raw_cursor(conn)
+        cur = self._write_cur
+        if cur is None or cur.closed:
+            cur = self._write_cur = self._raw_cursor(conn)
+        return cur
+
     # --- jobs (see `SqlSaverBase`)
     def _get_tuple_job(self, config: RunnableConfig) -> _sql.Op:
         return _sql.get_tuple_op(config)
@@ -146,16 +173,16 @@ class PostgresBase(SqlSaverBase):
 
     def _put_job(
         self, config: Any, checkpoint: Any, metadata: Any, new_versions: Any, expected_head: Any
-    ) -> _sql.Op:
+    ) -> _sql.Write:
         return _put.put_op(self.serde, config, checkpoint, metadata, new_versions, expected_head)
 
-    def _put_writes_job(self, config: Any, writes: Any, task_id: str, task_path: str) -> _sql.Op:
+    def _put_writes_job(self, config: Any, writes: Any, task_id: str, task_path: str) -> _sql.Write:
         return _put.put_writes_op(self.serde, config, writes, task_id, task_path)
 
     def _put_batch_job(self, ops: Sequence[PutOp | WritesOp], return_exceptions: bool) -> Any:
         """All or nothing: one op (`_put.batch_all_op`); else a list of ops run one by one."""
-        if return_exceptions:
-            return [_put.batch_op(self.serde, op) for op in ops]
+        if return_exceptions:  # ops encoded one by one when run: errors stay per op
+            return [functools.partial(_put.batch_op, self.serde, op) for op in ops]
         return _put.batch_all_op(self.serde, ops)
 
     def _delete_thread_job(self, thread_id: str) -> _sql.Op:

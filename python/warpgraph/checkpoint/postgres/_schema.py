@@ -13,8 +13,10 @@ BLOBS = "warpgraph_checkpoint_blobs"
 WRITES = "warpgraph_checkpoint_writes"
 HEADS = "warpgraph_checkpoint_heads"
 MIGRATIONS_TABLE = "warpgraph_checkpoint_migrations"
-FENCE_FUNCTION = "warpgraph_checkpoint_fence"
-CONFLICT_SQLSTATE = "WGC01"  # raised by FENCE_FUNCTION
+FENCE_FUNCTION = "warpgraph_checkpoint_fence"  # migration 5; unused from 6 on
+FENCE_HEAD = "warpgraph_checkpoint_fence_head"
+FENCE_LOCK_CLASS = 0x77676663  # first key of FENCE_HEAD's advisory locks
+CONFLICT_SQLSTATE = "WGC01"  # raised by FENCE_HEAD
 
 CHECKPOINT_COLUMNS = (
     "thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, "
@@ -27,11 +29,12 @@ SETUP_LOCK_KEY = 0x77617270
 CREATE_MIGRATIONS_TABLE = f"CREATE TABLE IF NOT EXISTS {MIGRATIONS_TABLE} (v INTEGER PRIMARY KEY)"
 
 MIGRATIONS: list[str] = [
-    # 0: checkpoint records (the shared codec's compact record: no channel values, versions
-    # packed). `channels`/`versions` list the checkpoint's (channel, version key) pairs so
+    # 0: checkpoints. `checkpoint`: the checkpoint serialized with, as channel_values, only
+    # its small scalar values (names in `inlined`), so reads need no blob lookup for them
+    # (their blobs are still written). Rows written by earlier versions hold the shared
+    # codec's record instead, and their inlined values in `inline` (inline_type); both
+    # are read. `channels`/`versions` list the checkpoint's (channel, version key) pairs so
     # reads join the blobs in SQL; run_id is metadata's run_id (for delete_for_runs).
-    # `inline` (serialized {channel: value}) repeats the small scalar values (names in
-    # `inlined`) so reads need no blob lookup for them; their blobs are still written.
     f"""CREATE TABLE IF NOT EXISTS {CHECKPOINTS} (
     thread_id TEXT COLLATE "C" NOT NULL,
     checkpoint_ns TEXT COLLATE "C" NOT NULL DEFAULT '',
@@ -71,15 +74,15 @@ MIGRATIONS: list[str] = [
     blob BYTEA,
     PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)
 )""",
-    # 3: the head (latest checkpoint id) of each (thread, ns): the row write fencing locks.
-    # NULL once every checkpoint of the namespace has been deleted by delete_for_runs.
+    # 3: the head of each (thread, ns), the row write fencing locked up to version 5; from
+    # 6 on it is no longer written (the head is computed, see 6).
     f"""CREATE TABLE IF NOT EXISTS {HEADS} (
     thread_id TEXT COLLATE "C" NOT NULL,
     checkpoint_ns TEXT COLLATE "C" NOT NULL DEFAULT '',
     checkpoint_id TEXT COLLATE "C",
     PRIMARY KEY (thread_id, checkpoint_ns)
 )""",
-    # 4: delete_for_runs looks checkpoints up by run_id.
+    # 4: delete_for_runs looks checkpoints up by run_id (replaced by 7, 8).
     f"CREATE INDEX IF NOT EXISTS {CHECKPOINTS}_run_id_idx ON {CHECKPOINTS} (run_id)",
     # 5: a fenced put that lost the race raises inside its statement, so the implicit
     # transaction of a pipelined batch rolls back as a whole.
@@ -94,6 +97,38 @@ BEGIN
     END IF;
     RETURN true;
 END $$""",
+    # 6: write fencing, from version 6 on (FENCE_FUNCTION of 5 is no longer called).
+    # The head of a (thread, ns) is its latest checkpoint id, max(checkpoint_id), as in the
+    # SQLite saver, so plain puts maintain nothing. A fenced put calls FENCE_HEAD first: it
+    # takes the namespace's transaction-scoped advisory lock (fenced puts on one namespace
+    # run one at a time, until commit; two-key space FENCE_LOCK_CLASS, so no clash with
+    # single-key advisory locks; a hash collision only serialises two namespaces), then
+    # reads the head with a fresh snapshot (a volatile function's query in READ COMMITTED),
+    # which sees every put committed before the lock was granted. If the head is not the
+    # expected one it raises CONFLICT_SQLSTATE with the head that won, which rolls back the
+    # whole statement (or pipelined batch).
+    f"""CREATE OR REPLACE FUNCTION {FENCE_HEAD}(thread TEXT, ns TEXT, expected TEXT)
+RETURNS BOOLEAN LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+    latest TEXT;
+BEGIN
+    PERFORM pg_advisory_xact_lock({FENCE_LOCK_CLASS}, hashtext(thread || chr(31) || ns));
+    SELECT max(c.checkpoint_id) INTO latest FROM {CHECKPOINTS} c
+    WHERE c.thread_id = thread AND c.checkpoint_ns = ns;
+    IF latest IS DISTINCT FROM expected THEN
+        RAISE EXCEPTION 'checkpoint head moved' USING ERRCODE = '{CONFLICT_SQLSTATE}',
+            DETAIL = json_build_object('thread_id', thread, 'checkpoint_ns', ns,
+                                       'expected', expected, 'actual', latest)::text;
+    END IF;
+    RETURN true;
+END $$""",
+    # 7, 8: only checkpoints with a run_id are indexed by it (delete_for_runs never looks
+    # for NULL), so a put without one skips the index insert.
+    f"DROP INDEX IF EXISTS {CHECKPOINTS}_run_id_idx",
+    (
+        f"CREATE INDEX IF NOT EXISTS {CHECKPOINTS}_run_idx ON {CHECKPOINTS} (run_id)"
+        " WHERE run_id IS NOT NULL"
+    ),
 ]
 
 

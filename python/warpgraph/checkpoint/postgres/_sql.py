@@ -2,8 +2,9 @@
 write side is in `_put`), shared by the sync and async classes.
 
 Every operation is a generator ("sans-IO"): it yields `Query` objects, receives each one's
-result (`None`, one row or all rows) and returns the operation's value. The sync saver runs
-it on a psycopg `Cursor`, the async saver on an `AsyncCursor`; nothing else differs.
+result (`None`, one row or all rows) and returns the operation's value; put and put_writes
+are a `Write` (their statement and value) instead. The sync saver runs them on psycopg
+cursors, the async saver on async ones; nothing else differs.
 Each operation is ONE statement (data-modifying CTEs), so it is atomic on an autocommit
 connection and costs one round trip; no saver-wide lock is needed.
 """
@@ -42,10 +43,19 @@ class Query(NamedTuple):
     params: Any = None
     fetch: Literal["none", "one", "all", "pipeline"] = "none"  # pipeline: params = queries
     transaction: bool = False  # run in an explicit transaction (setup only)
+    raw: bool = False  # a write: $n placeholders, a parameter list, no result (RawCursor)
     parts: Any = None  # `_put.Parts` of a write statement (lets put_batch merge statements)
 
 
 Op = Generator[Query, Any, Any]
+
+
+class Write(NamedTuple):
+    """A write operation, encoded: its one statement (None: nothing to store) and the value
+    it returns once that ran (cheaper than a generator on the hot path)."""
+
+    query: Query | None
+    value: Any = None
 
 
 def start(op: Op) -> tuple[Query | None, Any]:
@@ -62,17 +72,6 @@ def resume(op: Op, result: Any) -> tuple[Query | None, Any]:
         return op.send(result), None
     except StopIteration as stop:
         return None, stop.value
-
-
-def finish_batch_item(op: Op, started: tuple[Query | None, Any], row: Any) -> Any:
-    """The value of a batch op from its (single) query's row."""
-    query, value = started
-    if query is None:
-        return value
-    nxt, value = resume(op, row)
-    if nxt is not None:  # pragma: no cover - batch ops are single statements
-        raise RuntimeError("put_batch operations must be single statements")
-    return value
 
 
 # --- reads -------------------------------------------------------------------------------
@@ -156,14 +155,22 @@ def rows_to_tuples(serde: SerializerProtocol, rows: Sequence[Any]) -> Iterator[C
             inline,
         ) = row[:15]
         record = loads((typ, envelope))
-        state = codec.state_from_record(record, 0, None, None)
-        inlined = loads((inline_type, inline)) if inline is not None else {}
+        if "channel_versions" in record:  # the checkpoint with its inlined values
+            checkpoint = record
+            inlined = record["channel_values"]
+            channel_versions = record["channel_versions"]
+        else:  # rows written before: the shared codec's record + the inline columns
+            state = codec.state_from_record(record, 0, None, None)
+            inlined = loads((inline_type, inline)) if inline is not None else {}
+            channel_versions = state.channel_versions
+            checkpoint = codec.checkpoint_from_record(record, state, inlined)
         values = {}
-        for ch, ver in state.channel_versions.items():
+        for ch, ver in channel_versions.items():
             if ch in inlined:
                 values[ch] = inlined[ch]
             elif (blob := index.get((thread_id, ns, ch, version_key(ver)))) is not None:
                 values[ch] = loads(blob)
+        checkpoint["channel_values"] = values
         writes = []
         if w_task:
             stored = sorted(zip(w_path, w_task, w_idx, w_ch, w_ty, w_blob))
@@ -171,7 +178,7 @@ def rows_to_tuples(serde: SerializerProtocol, rows: Sequence[Any]) -> Iterator[C
                 writes.append((task, ch, loads((ty, blob if blob is not None else b""))))
         yield CheckpointTuple(
             config=config_of(thread_id, ns, cid),
-            checkpoint=codec.checkpoint_from_record(record, state, values),
+            checkpoint=checkpoint,
             metadata=metadata,
             parent_config=config_of(thread_id, ns, parent) if parent else None,
             pending_writes=writes,
@@ -262,12 +269,13 @@ def delete_threads_op(thread_ids: Sequence[str]) -> Op:
         yield Query(DELETE_THREADS_SQL, {"t": list(thread_ids)})
 
 
-# CTEs all see the snapshot from before the statement, so "still referenced" and the new
-# head exclude the deleted runs' checkpoints explicitly.
+# CTEs all see the snapshot from before the statement, so "still referenced" excludes the
+# deleted runs' checkpoints explicitly. (The head, max(checkpoint_id), follows by itself.)
 _NOT_A_RUN = "NOT coalesce(c2.run_id = ANY(%(runs)s::text[]), false)"
 DELETE_FOR_RUNS_SQL = f"""
 WITH dc AS (
-    DELETE FROM {CHECKPOINTS} WHERE run_id = ANY(%(runs)s::text[])
+    DELETE FROM {CHECKPOINTS}
+    WHERE run_id = ANY(%(runs)s::text[]) AND run_id IS NOT NULL  -- the index's predicate
     RETURNING thread_id, checkpoint_ns, checkpoint_id, channels, versions
 ), dw AS (
     DELETE FROM {WRITES} w USING dc
@@ -285,12 +293,7 @@ WITH dc AS (
             WHERE c2.thread_id = b.thread_id AND c2.checkpoint_ns = b.checkpoint_ns
                 AND cv2.ch = b.channel AND cv2.ver = b.version AND {_NOT_A_RUN})
 )
-UPDATE {HEADS} h SET checkpoint_id = (
-    SELECT max(c2.checkpoint_id) FROM {CHECKPOINTS} c2
-    WHERE c2.thread_id = h.thread_id AND c2.checkpoint_ns = h.checkpoint_ns AND {_NOT_A_RUN})
-FROM dc
-WHERE h.thread_id = dc.thread_id AND h.checkpoint_ns = dc.checkpoint_ns
-    AND h.checkpoint_id = dc.checkpoint_id"""
+SELECT 1"""
 
 
 def delete_for_runs_op(run_ids: Sequence[str]) -> Op:
@@ -319,11 +322,7 @@ WITH c AS (
     FROM {WRITES} WHERE thread_id = %(src)s
     ON CONFLICT DO NOTHING
 )
-INSERT INTO {HEADS} (thread_id, checkpoint_ns, checkpoint_id)
-SELECT %(dst)s, checkpoint_ns, max(checkpoint_id) FROM {CHECKPOINTS}
-WHERE thread_id = %(src)s GROUP BY checkpoint_ns
-ON CONFLICT (thread_id, checkpoint_ns) DO UPDATE SET checkpoint_id = EXCLUDED.checkpoint_id
-WHERE {HEADS}.checkpoint_id IS NULL OR {HEADS}.checkpoint_id < EXCLUDED.checkpoint_id"""
+SELECT 1"""
 
 
 def copy_thread_op(source_thread_id: str, target_thread_id: str) -> Op:

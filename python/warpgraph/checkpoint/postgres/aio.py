@@ -21,6 +21,7 @@ from warpgraph.checkpoint.postgres._saver import (
     pool_kwargs,
     psycopg,
     raise_conflict,
+    recover_pipeline,
     tuple_row,
 )
 
@@ -33,28 +34,24 @@ async def _configure(conn: Any) -> None:
     await conn.execute(SESSION_SETUP)
 
 
-async def _execute(conn: Any, cur: Any, query: _sql.Query) -> Any:
-    if query.fetch == "pipeline":  # queries in one pipeline: one round trip, one transaction
-        async with conn.pipeline():
-            curs = [
-                None if q is None else conn.cursor(binary=True, row_factory=tuple_row)
-                for q in query.params
-            ]
-            for c, q in zip(curs, query.params):
-                if c is not None:
-                    await c.execute(q.sql, q.params)
-        rows = []
-        for c, q in zip(curs, query.params):
-            rows.append(await c.fetchone() if c is not None and q.fetch == "one" else None)
-            if c is not None:
-                await c.close()
-        return rows
+async def _execute(cur: Any, query: _sql.Query) -> Any:
     await cur.execute(query.sql, query.params)
     if query.fetch == "one":
         return await cur.fetchone()
     if query.fetch == "all":
         return await cur.fetchall()
     return None
+
+
+async def _execute_write(conn: Any, cur: Any, query: _sql.Query) -> None:
+    """The async twin of `execute_write` (see the sync saver)."""
+    if query.fetch != "pipeline":
+        await cur.execute(query.sql, query.params)
+        return
+    async with conn.pipeline():
+        for q in query.params:
+            if q is not None:
+                await cur.execute(q.sql, q.params)
 
 
 class AsyncPostgresSaver(PostgresBase):
@@ -64,6 +61,7 @@ class AsyncPostgresSaver(PostgresBase):
     _pool_type = "AsyncConnectionPool"
 
     _lock_type = asyncio.Lock
+    _raw_cursor = psycopg.AsyncRawCursor
 
     def _init_runtime(self) -> None:  # sync calls are submitted to the creating loop
         try:
@@ -99,31 +97,52 @@ class AsyncPostgresSaver(PostgresBase):
 
     # --- execution: the async executor; the sync one submits it to the saver's loop
     async def _aexec(self, op: _sql.Op) -> Any:
-        query, value = _sql.start(op)  # encoding and validation: before taking a connection
+        if type(op) is _sql.Write:  # put / put_writes: encoded already
+            query, value = op
+        else:
+            query, value = _sql.start(op)  # encoding and validation: before a connection
         if query is None:
             return value
         try:
-            async with (
-                self._connection() as conn,
-                conn.cursor(binary=True, row_factory=tuple_row) as cur,
-            ):
-                async with conn.transaction() if query.transaction else _NO_TRANSACTION:
-                    while query is not None:
-                        query, value = _sql.resume(op, await _execute(conn, cur, query))
-                if self.pipe is not None:
-                    await self.pipe.sync()
+            async with self._connection() as conn:
+                try:
+                    if query.raw:  # a write: one statement, nothing to fetch
+                        await _execute_write(conn, self._write_cursor(conn), query)
+                        if type(op) is not _sql.Write:
+                            value = _sql.resume(op, None)[1]
+                    else:
+                        value = await self._run_reads(conn, op, query)
+                    if self.pipe is not None:
+                        await self.pipe.sync()
+                except psycopg.Error:
+                    if self.pipe is not None and (sync := recover_pipeline(self.pipe)):
+                        try:
+                            await sync
+                        except psycopg.Error:  # the failed operation's results
+                            pass
+                    raise
                 return value
         except psycopg.Error as exc:
             raise_conflict(exc)
             raise
 
+    @staticmethod
+    async def _run_reads(conn: Any, op: _sql.Op, query: _sql.Query) -> Any:
+        async with (
+            conn.cursor(binary=True, row_factory=tuple_row) as cur,
+            conn.transaction() if query.transaction else _NO_TRANSACTION,
+        ):
+            while query is not None:
+                query, value = _sql.resume(op, await _execute(cur, query))
+        return value
+
     async def _aexec_batch(self, job: Any) -> Any:
         if type(job) is not list:
             return await self._aexec(job)
         out: list[Any] = []
-        for op in job:
+        for make in job:  # each op is encoded and run on its own
             try:
-                out.append(await self._aexec(op))
+                out.append(await self._aexec(make()))
             except Exception as exc:  # noqa: BLE001 - returned to the caller
                 out.append(exc)
         return out
