@@ -171,7 +171,11 @@ const NO_SLOT: usize = usize::MAX;
 /// `versions` / `seen` slots for incremental readers.
 #[derive(Debug)]
 pub struct Run<V> {
+    /// Channel states; whatever may change `states[c]` also bumps `state_gen[c]`.
     pub states: Vec<State<V>>,
+    /// Per channel: a counter bumped by every operation that may change its state (so a
+    /// reader can tell that a value it copied earlier is still current).
+    pub state_gen: Vec<u64>,
     versions: VersionMap,
     seen: OrdMap<VersionMap>,
     /// Sorted names updated by the last `apply_writes` (or restored / set).
@@ -235,6 +239,7 @@ impl<V> Run<V> {
         }
         let mut run = Run {
             states,
+            state_gen: vec![0; n],
             versions,
             seen,
             updated: Vec::new(),
@@ -475,6 +480,7 @@ impl<V> Run<V> {
                 if let Trigger::Channel(c) = *trig {
                     if graph.consumable[c] && self.consumed_at[c] != g {
                         self.consumed_at[c] = g;
+                        self.state_gen[c] += 1;
                         if graph.channels[c].consume(&mut self.states[c], ops)? {
                             self.set_version(graph, c, &next);
                         }
@@ -511,6 +517,7 @@ impl<V> Run<V> {
             }
             self.valued.insert(c);
             let spec = &graph.channels[c];
+            self.state_gen[c] += 1;
             if spec.update_drain(&mut self.states[c], &mut groups[i], ops)? && next.is_some() {
                 self.set_version(graph, c, &next);
                 if spec.is_available(&self.states[c], ops)? {
@@ -527,7 +534,10 @@ impl<V> Run<V> {
                 let spec = &graph.channels[c];
                 if self.updated_at[c] != g
                     && spec.is_available(&self.states[c], ops)?
-                    && spec.update(&mut self.states[c], Vec::new(), ops)?
+                    && {
+                        self.state_gen[c] += 1;
+                        spec.update(&mut self.states[c], Vec::new(), ops)?
+                    }
                     && next.is_some()
                 {
                     self.set_version(graph, c, &next);
@@ -551,6 +561,7 @@ impl<V> Run<V> {
         if bump_step && !updates_trigger {
             for &c in &graph.finishable {
                 let spec = &graph.channels[c];
+                self.state_gen[c] += 1;
                 if spec.finish(&mut self.states[c], ops)? && next.is_some() {
                     self.set_version(graph, c, &next);
                     if spec.is_available(&self.states[c], ops)? && self.updated_at[c] != g {

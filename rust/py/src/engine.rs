@@ -47,6 +47,23 @@ pub struct Engine {
     /// prepare_next_tasks' reused state (locked with `try_lock` only: a re-entrant call
     /// works without it).
     prep: Mutex<PrepScratch>,
+    /// Per input group (see `SpecInner::input_group`): the last input dict built and the
+    /// channel state generations it reflects (`try_lock` only, like `prep`).
+    pub(crate) inputs: Mutex<Vec<InputCache>>,
+}
+
+/// A node input dict kept current between steps; tasks get copies of it.
+pub(crate) enum InputCache {
+    /// Not built yet.
+    Empty,
+    /// A channel read is not a plain value slot: always built afresh.
+    Never,
+    Built {
+        dict: Py<PyDict>,
+        /// `state_gen` of each channel read, and whether it was available (a key).
+        gens: Vec<u64>,
+        present: Vec<bool>,
+    },
 }
 
 /// The last checkpoint id decoded by prepare_next_tasks, its bytes, and a node buffer.
@@ -117,6 +134,7 @@ impl Engine {
         };
         let run = Run::new(&inner.graph, states, versions, seen, updated);
         let aliases = Aliases::new(py, &inner);
+        let n_groups = inner.input_groups;
         Ok(Engine {
             spec: inner,
             run,
@@ -124,6 +142,7 @@ impl Engine {
             pool: Vec::new(),
             aliases,
             prep: Mutex::new(PrepScratch::default()),
+            inputs: Mutex::new((0..n_groups).map(|_| InputCache::Empty).collect()),
         })
     }
 

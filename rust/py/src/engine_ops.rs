@@ -11,9 +11,10 @@ use warpgraph_core::ids::task_id_ascii;
 use warpgraph_core::triggers::ReadSpec;
 
 use super::errors;
+use super::graphspec::INPUT_DICT_MIN;
 use super::graphspec::{PULL, PUSH};
 use super::pychannel::{self, PyOps, V};
-use super::Engine;
+use super::{Engine, InputCache};
 
 pub(crate) type CoreErr = CoreError<PyErr>;
 
@@ -187,17 +188,123 @@ impl Engine {
         match &self.spec.graph.topology.nodes[n].read {
             ReadSpec::One(None) => Ok(None),
             ReadSpec::One(Some(c)) => self.value_if_available(py, *c),
-            ReadSpec::Many(cs) => {
-                let d = PyDict::new(py);
-                for &c in cs {
-                    if let Some(v) = self.value_if_available(py, c)? {
-                        d.set_item(self.spec.chan_names[c].bind(py), v)
-                            .map_err(CoreError::External)?;
+            ReadSpec::Many(cs) if cs.len() >= INPUT_DICT_MIN => {
+                if let Some(g) = self.spec.input_group[n] {
+                    if let Ok(mut caches) = self.inputs.try_lock() {
+                        if let Some(d) = self.cached_input(py, &mut caches[g], cs)? {
+                            return Ok(Some(d));
+                        }
                     }
+                }
+                // all available (the usual case): fill a copy of the node's template
+                let mut vals = Vec::with_capacity(cs.len());
+                for &c in cs {
+                    match self.value_if_available(py, c)? {
+                        Some(v) => vals.push(v),
+                        None => return self.input_dict(py, cs).map(Some),
+                    }
+                }
+                let names = &self.spec.chan_names;
+                let template = self.spec.input_templates[n]
+                    .get_or_try_init(py, || -> PyResult<Py<PyDict>> {
+                        let t = PyDict::new(py);
+                        for &c in cs {
+                            t.set_item(names[c].bind(py), py.None())?;
+                        }
+                        Ok(t.unbind())
+                    })
+                    .map_err(CoreError::External)?;
+                let d = template.bind(py).copy().map_err(CoreError::External)?;
+                for (&c, v) in cs.iter().zip(vals) {
+                    d.set_item(names[c].bind(py), v)
+                        .map_err(CoreError::External)?;
                 }
                 Ok(Some(d.into_any().unbind()))
             }
+            ReadSpec::Many(cs) => self.input_dict(py, cs).map(Some),
         }
+    }
+
+    /// A copy of the input dict over `cs` kept in `cache`, brought up to date with the
+    /// channels whose state changed since (rebuilt when one became available or
+    /// unavailable, so the key order is always the read order); None when a channel is
+    /// not a plain value slot (its get() may build a new object each read).
+    fn cached_input(
+        &self,
+        py: Python<'_>,
+        cache: &mut InputCache,
+        cs: &[usize],
+    ) -> Result<Option<V>, CoreErr> {
+        let names = &self.spec.chan_names;
+        let state_gen = &self.run.state_gen;
+        if let InputCache::Built {
+            dict,
+            gens,
+            present,
+        } = cache
+        {
+            let d = dict.bind(py);
+            let mut current = true;
+            for (i, &c) in cs.iter().enumerate() {
+                if gens[i] == state_gen[c] {
+                    continue;
+                }
+                match &self.run.states[c] {
+                    State::Value(Some(v)) if present[i] => {
+                        d.set_item(names[c].bind(py), v.bind(py))
+                            .map_err(CoreError::External)?;
+                    }
+                    State::Value(None) if !present[i] => {}
+                    _ => {
+                        current = false;
+                        break;
+                    }
+                }
+                gens[i] = state_gen[c];
+            }
+            if current {
+                return Ok(Some(
+                    d.copy().map_err(CoreError::External)?.into_any().unbind(),
+                ));
+            }
+        } else if let InputCache::Never = cache {
+            return Ok(None);
+        }
+        let d = PyDict::new(py);
+        let mut present = Vec::with_capacity(cs.len());
+        for &c in cs {
+            match &self.run.states[c] {
+                State::Value(Some(v)) => {
+                    d.set_item(names[c].bind(py), v.bind(py))
+                        .map_err(CoreError::External)?;
+                    present.push(true);
+                }
+                State::Value(None) => present.push(false),
+                _ => {
+                    *cache = InputCache::Never;
+                    return Ok(None);
+                }
+            }
+        }
+        let out = d.copy().map_err(CoreError::External)?.into_any().unbind();
+        *cache = InputCache::Built {
+            dict: d.unbind(),
+            gens: cs.iter().map(|&c| state_gen[c]).collect(),
+            present,
+        };
+        Ok(Some(out))
+    }
+
+    /// `{name: value}` of the available channels among `cs`, in order.
+    fn input_dict(&self, py: Python<'_>, cs: &[usize]) -> Result<V, CoreErr> {
+        let d = PyDict::new(py);
+        for &c in cs {
+            if let Some(v) = self.value_if_available(py, c)? {
+                d.set_item(self.spec.chan_names[c].bind(py), v)
+                    .map_err(CoreError::External)?;
+            }
+        }
+        Ok(d.into_any().unbind())
     }
 
     /// The nodes whose PULL task fires now, into `out` (cleared first).

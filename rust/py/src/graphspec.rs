@@ -1,9 +1,11 @@
 //! `GraphSpec` (a compiled graph's channels and nodes) and `_core.init`.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use pyo3::exceptions::{PyKeyError, PyTypeError};
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 use warpgraph_core::apply::{Graph, SKIPPED_WRITE_KEYS};
 use warpgraph_core::channel::ChannelSpec;
@@ -39,7 +41,20 @@ pub(crate) struct SpecInner {
     /// The channel spec objects and node tuples as given.
     pub(crate) channels: Py<PyDict>,
     pub(crate) nodes: Py<PyDict>,
+    /// Per node: `{channel name: None}` over the channels it reads, in read order, built
+    /// on first use; a node's input dict is a copy with the values filled in (no per-key
+    /// insertion or resizing).
+    pub(crate) input_templates: Vec<PyOnceLock<Py<PyDict>>>,
+    /// Per node reading at least `INPUT_DICT_MIN` channels: the index of its read list
+    /// among the distinct such lists (nodes reading the same channels share an input
+    /// cache in each engine); `input_groups` is their number.
+    pub(crate) input_group: Vec<Option<usize>>,
+    pub(crate) input_groups: usize,
 }
+
+/// Nodes reading at least this many channels get their input dict from a template or
+/// an engine's input cache instead of one insertion per key.
+pub(crate) const INPUT_DICT_MIN: usize = 8;
 
 impl SpecInner {
     /// The index of channel `name`.
@@ -164,6 +179,21 @@ impl GraphSpec {
             .collect::<PyResult<_>>()?;
         let tasks_channel = index.get(TASKS).copied();
         let graph = Graph::new(names, specs, topology);
+        let n_nodes = graph.topology.nodes.len();
+        let mut lists: HashMap<&[usize], usize> = HashMap::new();
+        let input_group: Vec<Option<usize>> = graph
+            .topology
+            .nodes
+            .iter()
+            .map(|node| match &node.read {
+                ReadSpec::Many(cs) if cs.len() >= INPUT_DICT_MIN => {
+                    let next = lists.len();
+                    Some(*lists.entry(cs.as_slice()).or_insert(next))
+                }
+                _ => None,
+            })
+            .collect();
+        let input_groups = lists.len();
         Ok(GraphSpec {
             inner: Arc::new(SpecInner {
                 cls,
@@ -179,6 +209,9 @@ impl GraphSpec {
                 push_trigger: PyTuple::new(py, [PUSH])?.unbind(),
                 channels: channels.copy()?.unbind(),
                 nodes: nodes.copy()?.unbind(),
+                input_templates: (0..n_nodes).map(|_| PyOnceLock::new()).collect(),
+                input_group,
+                input_groups,
             }),
         })
     }
