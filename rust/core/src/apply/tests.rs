@@ -337,3 +337,37 @@ fn node_hint_and_name_agree_on_seen() {
         assert_eq!(restored.seen().get("x").map(|m| m.len()), Some(1));
     }
 }
+
+#[test]
+fn state_gen_counts_every_possible_state_change() {
+    // two channels, only "a" written: its generation moves, "b"'s does not, even when
+    // no versions are kept (next_version None) and the value did change
+    let g = graph(
+        vec![("a", Kind::LastValue), ("b", Kind::LastValue)],
+        &[("n", &["a"])],
+    );
+    let mut r = run(&g);
+    assert_eq!(r.state_gen, vec![0, 0]);
+    apply(
+        &mut r,
+        &g,
+        vec![task(&g, "t", "", &["a"], vec![(0, Val::Int(1))])],
+        None::<Inc>,
+        &TestOps,
+    )
+    .unwrap();
+    assert!(r.versions().is_empty());
+    assert!(r.state_gen[0] > 0);
+    assert_eq!(r.state_gen[1], 0);
+    let before = r.state_gen[0];
+    apply(
+        &mut r,
+        &g,
+        vec![task(&g, "t", "", &["a"], vec![(0, Val::Int(2))])],
+        None::<Inc>,
+        &TestOps,
+    )
+    .unwrap();
+    assert!(r.state_gen[0] > before);
+    assert_eq!(r.state_gen[1], 0);
+}
