@@ -62,8 +62,7 @@ def lone_steps(loop: Any) -> None:
     engine = loop.engine
     prepare = engine.prepare_next_tasks
     apply = engine.apply_writes
-    nodes = loop._nodes
-    plans = lazy_plans(loop.graph)
+    runs = lone_plans(loop.graph)
     pns = loop.parent_ns
     nv = loop.next_version
     stop = loop.stop
@@ -79,18 +78,17 @@ def lone_steps(loop: Any) -> None:
         if len(raw) != 1:
             return
         task_id, name, path, triggers, val = raw[0]
-        info = nodes[name]
-        plan = plans.get(name)
-        # info: node, mapper, metadata, tags, retry, writers, subgraphs, timeout, managed
-        if plan is None or info[4] or info[7] is not None or info[8] or path[0] == PUSH:
+        how = runs.get(name)
+        if how is None or path[0] == PUSH:
             return
-        if info[1] is not None:
-            val = info[1](val)
+        node, mapper, writers, subgraphs, plan = how
+        if mapper is not None:
+            val = mapper(val)
         raw_config = (loop, conf, step, cid, plan)
         t = lazy_task(
             name,
             val,
-            info[0],
+            node,
             deque(),
             raw_config,
             triggers,
@@ -98,9 +96,9 @@ def lone_steps(loop: Any) -> None:
             None,
             task_id,
             path,
-            info[5],
-            info[6],
-            info[7],
+            writers,
+            subgraphs,
+            None,
         )
         if direct is not None:
             loop.tasks = {task_id: t}
@@ -135,6 +133,22 @@ def lone_steps(loop: Any) -> None:
         for op in loop._put_checkpoint({"source": "loop"}):
             direct(op)
         step = loop.step
+
+
+def lone_plans(graph: Any) -> dict:
+    """Per node that lone steps can run (a plan, no retry policy, no timeout, no managed
+    values): `(node, mapper, writers, subgraphs, plan)`; cached on the graph."""
+    runs = graph.__dict__.get("_lone_plans_cache")
+    if runs is None:
+        plans = lazy_plans(graph)
+        runs = {}
+        for name, info in graph._node_info.items():
+            # info: node, mapper, metadata, tags, retry, writers, subgraphs, timeout, managed
+            plan = plans.get(name)
+            if plan is not None and not info[4] and info[7] is None and not info[8]:
+                runs[name] = (info[0], info[1], info[5], info[6], plan)
+        graph.__dict__["_lone_plans_cache"] = runs
+    return runs
 
 
 def _perform(loop: Any, direct: Any) -> None:

@@ -287,8 +287,7 @@ def _run_unconfigured(task: Any, raw: tuple) -> None:
     token = _CONFIG.set(task)
     lc = _modules.get(_LC_MODULE)
     lc_token = lc.var_child_runnable_config.set(LazyDictConfig(task)) if lc is not None else None
-    try:
-        writes.clear()
+    try:  # (a task run here is fresh: its writes are empty)
         value = func(task.input) if func is not None else task.input
         if recurse:
             known = _RUNNABLE_TYPES.get(type(value))

@@ -98,7 +98,8 @@ class Pregel(SnapshotMixin):
                 t2n.setdefault(t, []).append(name)
         self.trigger_to_nodes = t2n
         self._spec_cache = None
-        self.__dict__.pop("_node_info_cache", None)
+        for cache in ("_node_info_cache", "_lazy_plans_cache", "_lone_plans_cache"):
+            self.__dict__.pop(cache, None)
         return self
 
     @property
