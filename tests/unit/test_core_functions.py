@@ -449,3 +449,189 @@ def test_pack_envelope_sees_versions_seen_edited_in_place() -> None:
         edit()
         for _ in range(3):  # an entry is cached the second time it is seen
             assert _core.pack_checkpoint_envelope(ck) == ref_envelope(ck)
+
+
+# ---------------------------------------------------------------- engine-prepared envelopes
+
+
+def _wg():
+    from warpgraph.checkpoint.memory import InMemorySaver as WgSaver
+    from warpgraph.graph import END as WEND
+    from warpgraph.graph import START as WSTART
+    from warpgraph.graph import StateGraph as WStateGraph
+    from warpgraph.types import Command as WCommand
+    from warpgraph.types import Send as WSend
+    from warpgraph.types import interrupt as winterrupt
+
+    return WgSaver, WStateGraph, WSTART, WEND, WSend, WCommand, winterrupt
+
+
+def _checking_saver(mutate=None):
+    """A warpgraph InMemorySaver asserting every stored envelope equals ormsgpack's bytes."""
+    WgSaver = _wg()[0]
+
+    class Checking(WgSaver):
+        def __init__(self) -> None:
+            super().__init__()
+            self.checked = 0
+
+        def put(self, config, checkpoint, metadata, new_versions):  # type: ignore[override]
+            if mutate is not None:
+                mutate(checkpoint)
+            want = ref_envelope(checkpoint)
+            out = super().put(config, checkpoint, metadata, new_versions)
+            conf = out["configurable"]
+            stored = self.storage[conf["thread_id"]][conf["checkpoint_ns"]][checkpoint["id"]]
+            assert stored[0] == ("msgpack", want)
+            self.checked += 1
+            return out
+
+    return Checking()
+
+
+class _Wide(TypedDict, total=False):
+    k0: int
+    k1: int
+    k2: int
+    acc: Annotated[list, operator.add]
+
+
+def _engine_graphs(saver):
+    _, SG, S, _, WSend, _, winterrupt = _wg()
+
+    chain = SG(_Wide)
+    for i in range(20):
+        chain.add_node(f"n{i}", lambda s: {"k0": s.get("k0", 0) + 1})
+    chain.add_edge(S, "n0")
+    for i in range(19):
+        chain.add_edge(f"n{i}", f"n{i + 1}")
+    yield chain.compile(checkpointer=saver), {"k0": 0}, None
+
+    wide = SG(_Wide)
+    for i in range(3):
+        wide.add_node(f"w{i}", lambda s, i=i: {f"k{i}": s.get(f"k{i}", 0) + i, "acc": [i]})
+        wide.add_edge(S, f"w{i}")
+    wide.add_node("join", lambda s: {"acc": ["j"]})
+    wide.add_edge(["w0", "w1", "w2"], "join")
+    yield wide.compile(checkpointer=saver), {"k0": 1}, None
+
+    fan = SG(_Wide)
+    fan.add_node("src", lambda s: {"k0": 5})
+    fan.add_node("work", lambda s: {"acc": [s]})
+    fan.add_conditional_edges("src", lambda s: [WSend("work", i) for i in range(4)], ["work"])
+    fan.add_edge(S, "src")
+    yield fan.compile(checkpointer=saver), {"k0": 0}, None
+
+    def ask(s):
+        return {"acc": [winterrupt("q")]}
+
+    intr = SG(_Wide)
+    intr.add_node("a", lambda s: {"k1": 1})
+    intr.add_node("ask", ask)
+    intr.add_edge(S, "a")
+    intr.add_edge("a", "ask")
+    yield intr.compile(checkpointer=saver), {"k0": 0}, "resume"
+
+    before = SG(_Wide)
+    before.add_node("a", lambda s: {"k1": 1})
+    before.add_node("b", lambda s: {"k2": 2})
+    before.add_edge(S, "a")
+    before.add_edge("a", "b")
+    yield before.compile(checkpointer=saver, interrupt_before=["b"]), {"k0": 0}, "continue"
+
+    sub = SG(_Wide)
+    sub.add_node("s1", lambda s: {"k2": s.get("k2", 0) + 1})
+    sub.add_edge(S, "s1")
+    parent = SG(_Wide)
+    parent.add_node("p", lambda s: {"k1": 1})
+    parent.add_node("child", sub.compile())
+    parent.add_edge(S, "p")
+    parent.add_edge("p", "child")
+    yield parent.compile(checkpointer=saver), {"k0": 0}, None
+
+
+def test_engine_envelopes_equal_ormsgpack_over_real_runs() -> None:
+    Command = _wg()[5]
+    saver = _checking_saver()
+    hits = _core._envelope_cache_hits()
+    for n, (graph, inp, then) in enumerate(_engine_graphs(saver)):
+        for rerun in range(2):
+            cfg = {"configurable": {"thread_id": f"t{n}-{rerun}"}}
+            graph.invoke(inp, cfg)
+            if then == "resume":
+                graph.invoke(Command(resume="yes"), cfg)
+            elif then == "continue":
+                graph.invoke(None, cfg)
+            graph.invoke(inp, cfg)  # a second run on the same thread
+    assert saver.checked >= 60
+    # the engine's entries were used (two dicts per checkpoint), not just the encoder
+    assert _core._envelope_cache_hits() - hits >= saver.checked
+
+
+@pytest.mark.parametrize(
+    "mutate",
+    [
+        lambda cp: cp["channel_versions"].__setitem__("k0", cp["channel_versions"]["k0"] + "x"),
+        lambda cp: cp["channel_versions"].update({"zz": "1"}),
+        lambda cp: cp.__setitem__("channel_versions", dict(cp["channel_versions"])),
+        lambda cp: next(iter(cp["versions_seen"].values())).update({"k0": 7}),
+        lambda cp: cp["versions_seen"].update({"extra": {}}),
+        lambda cp: cp["versions_seen"].pop(next(iter(cp["versions_seen"]))),
+        lambda cp: cp.__setitem__("id", cp["id"][:-1] + "0"),
+        lambda cp: cp.__setitem__("updated_channels", ["k9"]),
+    ],
+)
+def test_engine_envelope_mutated_checkpoint_is_encoded_afresh(mutate) -> None:
+    _, SG, S, _, _, _, _ = _wg()
+
+    def edit(cp: dict) -> None:
+        # only once both dicts have entries (the first checkpoint has none)
+        if cp["versions_seen"] and "k0" in cp["channel_versions"]:
+            mutate(cp)
+
+    saver = _checking_saver(edit)
+    g = SG(_Wide)
+    g.add_node("a", lambda s: {"k0": s.get("k0", 0) + 1})
+    g.add_node("b", lambda s: {"k0": s["k0"] + 1})
+    g.add_edge(S, "a")
+    g.add_edge("a", "b")
+    graph = g.compile(checkpointer=saver)
+    graph.invoke({"k0": 0}, {"configurable": {"thread_id": "m"}})
+    assert saver.checked >= 3
+
+
+def test_engine_envelope_inner_dict_edited_in_place_after_registration() -> None:
+    # an inner versions_seen dict is shared by later checkpoints of the run: editing it in
+    # place must make every checkpoint holding it fall back to encoding
+    _, SG, S, _, _, _, _ = _wg()
+    kept: list[dict] = []
+
+    def edit(cp: dict) -> None:
+        kept.append(cp)
+        if len(kept) == 4:
+            # an inner dict the previous checkpoint also holds (not replaced since)
+            inner = next(d for d in kept[2]["versions_seen"].values() if d)
+            assert any(d is inner for d in cp["versions_seen"].values())
+            inner[next(iter(inner))] = "00000000000000000000000000000009.5"
+
+    saver = _checking_saver(edit)
+    g = SG(_Wide)
+    for i in range(5):
+        g.add_node(f"n{i}", lambda s: {"k0": s.get("k0", 0) + 1})
+    g.add_edge(S, "n0")
+    for i in range(4):
+        g.add_edge(f"n{i}", f"n{i + 1}")
+    graph = g.compile(checkpointer=saver)
+    graph.invoke({"k0": 0}, {"configurable": {"thread_id": "m"}})
+    assert saver.checked >= 6
+    for cp in kept:
+        assert _core.pack_checkpoint_envelope(cp) == ref_envelope(cp)
+
+
+@pytest.mark.parametrize("durability", ["sync", "async", "exit"])
+def test_engine_envelopes_equal_ormsgpack_for_each_durability(durability: str) -> None:
+    saver = _checking_saver()
+    graph, inp, _ = next(_engine_graphs(saver))
+    for i in range(3):
+        graph.invoke(inp, {"configurable": {"thread_id": f"d{i}"}}, durability=durability)
+    assert saver.checked >= 3

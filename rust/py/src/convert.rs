@@ -10,6 +10,8 @@ use warpgraph_core::apply::Run;
 use warpgraph_core::error::CoreError;
 use warpgraph_core::version::{null_version, py_gt, OrdMap, Version, VersionMap};
 
+use crate::functions::envelope_cache::{self as env, Entry, SharedSections};
+
 use super::graphspec::SpecInner;
 use super::pychannel::V;
 
@@ -66,6 +68,9 @@ pub fn key_obj<'py>(py: Python<'py>, spec: &SpecInner, k: &str) -> Bound<'py, Py
 ///
 /// The mirror dicts themselves are never handed out; `versions_seen` inner dicts are (shared
 /// between checkpoints) and are therefore replaced, never mutated, when a node's entry changes.
+/// It also keeps both mirrors' msgpack encoding, slot by slot (re-encoding only changed
+/// slots), which `pack_checkpoint_envelope` copies for the checkpoints made from them (see
+/// `envelope_cache`).
 #[derive(Default)]
 pub struct Mirror {
     cv: Option<Py<PyDict>>,
@@ -79,6 +84,10 @@ pub struct Mirror {
     vs_pos: usize,
     /// `channel_versions` dicts handed out by create_checkpoint: (dict, log position, len).
     snaps: VecDeque<(Py<PyDict>, usize, usize)>,
+    /// Per versions_seen slot: the key object in the mirror dict.
+    vs_keys: Vec<Py<PyString>>,
+    /// The envelope encodings of both mirrors, slot by slot.
+    env: SharedSections,
 }
 
 const SNAPS: usize = 4;
@@ -140,10 +149,14 @@ impl Mirror {
         if slot == self.objs.len() {
             let key = key_obj(py, spec, versions.key_at(slot));
             d.set_item(&key, &o)?;
+            self.set_env(false, slot, Entry::version(&key, o.bind(py)));
             self.keys.push(key.unbind());
             self.objs.push((v.clone(), o));
         } else {
-            d.set_item(self.keys[slot].bind(py), &o)?;
+            let key = self.keys[slot].bind(py);
+            d.set_item(key, &o)?;
+            let e = Entry::version(key, o.bind(py));
+            self.set_env(false, slot, e);
             self.objs[slot] = (v.clone(), o);
         }
         Ok(())
@@ -168,6 +181,7 @@ impl Mirror {
             _ => {
                 self.keys.clear();
                 self.objs.clear();
+                self.clear_env(false);
                 let d = PyDict::new(py);
                 for slot in 0..versions.len() {
                     self.set_slot(py, &d, versions, spec, slot)?;
@@ -204,23 +218,33 @@ impl Mirror {
         spec: &SpecInner,
     ) -> PyResult<Bound<'py, PyDict>> {
         let seen = run.seen();
-        let d = match (&self.vs, run.seen_log.since(self.vs_pos)) {
-            (Some(d), Some(changed)) => {
+        let changed = run.seen_log.since(self.vs_pos).map(|c| {
+            let mut slots = c.to_vec();
+            slots.sort_unstable();
+            slots.dedup();
+            slots
+        });
+        // Slots past the mirrored ones must be exactly the new ones (appended in order).
+        let known = self.vs_keys.len();
+        let changed = changed.filter(|s| {
+            known <= seen.len()
+                && s.iter().all(|&x| x < seen.len())
+                && s.iter().filter(|&&x| x >= known).count() == seen.len() - known
+        });
+        let d = match (&self.vs, changed) {
+            (Some(d), Some(slots)) => {
                 let d = d.bind(py).clone();
-                let mut slots = changed.to_vec();
-                slots.sort_unstable();
-                slots.dedup();
                 for slot in slots {
-                    let inner = self.inner_dict(py, run, spec, seen.at(slot))?;
-                    d.set_item(key_obj(py, spec, seen.key_at(slot)), inner)?;
+                    self.set_seen_slot(py, &d, run, spec, slot)?;
                 }
                 d
             }
             _ => {
                 let d = PyDict::new(py);
-                for (k, m) in seen.iter() {
-                    let inner = self.inner_dict(py, run, spec, m)?;
-                    d.set_item(key_obj(py, spec, k), inner)?;
+                self.vs_keys.clear();
+                self.clear_env(true);
+                for slot in 0..seen.len() {
+                    self.set_seen_slot(py, &d, run, spec, slot)?;
                 }
                 self.vs = Some(d.clone().unbind());
                 d
@@ -228,6 +252,59 @@ impl Mirror {
         };
         self.vs_pos = run.seen_log.pos();
         Ok(d)
+    }
+
+    /// Sets `versions_seen` slot `slot` (at most one past the last) of mirror dict `d`.
+    fn set_seen_slot(
+        &mut self,
+        py: Python<'_>,
+        d: &Bound<'_, PyDict>,
+        run: &Run<V>,
+        spec: &SpecInner,
+        slot: usize,
+    ) -> PyResult<()> {
+        let seen = run.seen();
+        let inner = self.inner_dict(py, run, spec, seen.at(slot))?;
+        if slot >= self.vs_keys.len() {
+            self.vs_keys
+                .push(key_obj(py, spec, seen.key_at(slot)).unbind());
+        }
+        let key = self.vs_keys[slot].bind(py);
+        d.set_item(key, &inner)?;
+        let e = Entry::seen(key, &inner);
+        self.set_env(true, slot, e);
+        Ok(())
+    }
+
+    fn set_env(&self, seen: bool, slot: usize, e: Option<Entry>) {
+        let mut s = env::lock(&self.env);
+        s.gen += 1;
+        let _ = if seen { &mut s.vs } else { &mut s.cv }.set(slot, e);
+    }
+
+    fn clear_env(&self, seen: bool) {
+        let mut s = env::lock(&self.env);
+        s.gen += 1;
+        if seen { &mut s.vs } else { &mut s.cv }.clear();
+    }
+
+    /// Registers the envelope entries of a checkpoint's `channel_versions` and
+    /// `versions_seen` (copies of the synced mirrors) for `pack_checkpoint_envelope`.
+    pub fn register_envelope(&self, versions: &Bound<'_, PyDict>, seen: &Bound<'_, PyDict>) {
+        let (gen, cv_ok, vs_ok) = {
+            let s = env::lock(&self.env);
+            (
+                s.gen,
+                s.cv.len() == versions.len(),
+                s.vs.len() == seen.len(),
+            )
+        };
+        if cv_ok {
+            env::register(versions, &self.env, gen, false);
+        }
+        if vs_ok {
+            env::register(seen, &self.env, gen, true);
+        }
     }
 
     /// Remembers a `channel_versions` dict handed out in a checkpoint.

@@ -428,6 +428,7 @@ impl Engine {
         let seen = self.mirror.seen(py, &self.run, &self.spec)?.copy()?;
         let versions = self.mirror.versions(py, &self.run, &self.spec)?.copy()?;
         self.mirror.remember(&versions, &self.run);
+        self.mirror.register_envelope(&versions, &seen);
         let d = PyDict::new(py);
         d.set_item(intern!(py, "v"), 4)?;
         d.set_item(intern!(py, "ts"), ts)?;

@@ -8,6 +8,8 @@ use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyT
 
 use warpgraph_core::envelope::{self, Reader, Token};
 
+#[path = "envelope_cache.rs"]
+pub(crate) mod envelope_cache;
 #[path = "seen_cache.rs"]
 mod seen_cache;
 use seen_cache::SeenCache;
@@ -20,6 +22,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(pack_checkpoint_envelope, m)?)?;
     m.add_function(wrap_pyfunction!(unpack_checkpoint_envelope, m)?)?;
     m.add_function(wrap_pyfunction!(xxh3_128_hexdigest, m)?)?;
+    m.add_function(wrap_pyfunction!(_envelope_cache_hits, m)?)?;
     Ok(())
 }
 
@@ -377,6 +380,11 @@ fn fast_pack_checkpoint(
                 continue;
             }
             fast_pack(buf, k, 1)?;
+            if (is_key(k, b"channel_versions") || is_key(k, b"versions_seen"))
+                && envelope_cache::pack_registered(buf, v)
+            {
+                continue;
+            }
             match cache.as_deref_mut() {
                 Some(c)
                     if ffi::Py_TYPE(v) == std::ptr::addr_of_mut!(ffi::PyDict_Type)
@@ -424,6 +432,13 @@ fn pack_checkpoint_envelope<'py>(
         pack_value(&mut buf, &v, 1).map_err(|e| fail(e.at(format!("[{}]", key_repr(&k)))))?;
     }
     Ok(PyBytes::new(py, &buf))
+}
+
+/// How many `channel_versions` / `versions_seen` dicts `pack_checkpoint_envelope` copied
+/// from the engine's prepared entries instead of encoding (a diagnostic for tests).
+#[pyfunction]
+fn _envelope_cache_hits() -> u64 {
+    envelope_cache::HITS.load(std::sync::atomic::Ordering::Relaxed)
 }
 
 // ---------------------------------------------------------------- envelope decoding

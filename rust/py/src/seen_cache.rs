@@ -71,7 +71,7 @@ pub(crate) fn with_cache<R>(f: impl FnOnce(Option<&mut SeenCache>) -> R) -> R {
 ///
 /// # Safety
 /// `obj` must be a live object and the GIL held.
-unsafe fn immutable_scalar(obj: *mut ffi::PyObject) -> bool {
+pub(super) unsafe fn immutable_scalar(obj: *mut ffi::PyObject) -> bool {
     let ty = ffi::Py_TYPE(obj);
     ty == std::ptr::addr_of_mut!(ffi::PyUnicode_Type)
         || ty == std::ptr::addr_of_mut!(ffi::PyLong_Type)
@@ -152,7 +152,7 @@ impl SeenCache {
 ///
 /// # Safety
 /// `d` must be a live dict and the GIL held.
-unsafe fn same_items(d: *mut ffi::PyObject, items: &[(Py<PyAny>, Py<PyAny>)]) -> bool {
+pub(super) unsafe fn same_items(d: *mut ffi::PyObject, items: &[(Py<PyAny>, Py<PyAny>)]) -> bool {
     if ffi::PyDict_Size(d) as usize != items.len() {
         return false;
     }
@@ -174,7 +174,10 @@ unsafe fn same_items(d: *mut ffi::PyObject, items: &[(Py<PyAny>, Py<PyAny>)]) ->
 ///
 /// # Safety
 /// `d` must be a live dict and the GIL held.
-unsafe fn snapshot(py: Python<'_>, d: *mut ffi::PyObject) -> Option<Vec<(Py<PyAny>, Py<PyAny>)>> {
+pub(super) unsafe fn snapshot(
+    py: Python<'_>,
+    d: *mut ffi::PyObject,
+) -> Option<Vec<(Py<PyAny>, Py<PyAny>)>> {
     let mut items = Vec::with_capacity(ffi::PyDict_Size(d) as usize);
     let mut pos: ffi::Py_ssize_t = 0;
     let mut k: *mut ffi::PyObject = std::ptr::null_mut();
