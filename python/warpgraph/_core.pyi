@@ -98,6 +98,19 @@ class Engine:
         next_version: Literal["int", "str"] | Callable[[Any, Any], Any] | None,
     ) -> list[str]:
         """LangGraph's ``apply_writes``; returns the updated channel names, sorted."""
+    def advance(
+        self,
+        tasks: list[tuple[str, tuple[Any, ...], Sequence[str], Sequence[tuple[str, Any]]]],
+        next_version: Literal["int", "str"] | Callable[[Any, Any], Any] | None,
+        id_prefix: str,
+        parent_ns: str,
+        step: int,
+        stop: int,
+        v: int = 4,
+    ) -> tuple[list[str], str, list[tuple[str, str, tuple[Any, ...], tuple[str, ...], Any]]]:
+        """One crossing per step without a saver: ``apply_writes``, the next checkpoint id
+        (``id_prefix`` + ``step`` as 12 hex digits), then ``prepare_next_tasks`` for
+        ``step + 1`` (no tasks once ``step >= stop``)."""
     def mark_interrupt_seen(self) -> None: ...
     def should_interrupt(
         self,

@@ -765,3 +765,45 @@ def test_restore_formats_match_langgraph() -> None:
         [("n", ("__pregel_pull", "n"), ["bar", "barf", "late_done"], [("bar_odd", "p")])], "int"
     )
     tw.reload()
+
+
+@pytest.mark.parametrize("pure", [False, True])
+def test_advance_is_apply_then_next_id_then_prepare(pure: bool) -> None:
+    """`advance` (one crossing per step) equals apply_writes, the loop's next id and
+    prepare_next_tasks done one by one, on the native engine and its Python twin."""
+    from warpgraph.pregel import _engine_py
+
+    mod: Any = _engine_py if pure else _core
+    specs = {k: make_channel("wg", kind, arg) for k, (kind, arg) in STATE.items()}
+    for k, c in specs.items():
+        c.key = k
+    spec = mod.GraphSpec(specs, {k: (list(t), r) for k, (t, r) in NODES.items()})
+    one, two = mod.Engine(spec, None), mod.Engine(spec, None)
+    steps = [
+        [("__input__", (), [], [("__start__", {"a": "s"})])],
+        [
+            (
+                "__start__",
+                ("__pregel_pull", "__start__"),
+                ["__start__"],
+                [("a", "x"), ("branch:to:n1", None), ("branch:to:n2", None)],
+            )
+        ],
+        [
+            (
+                "n1",
+                ("__pregel_pull", "n1"),
+                ["branch:to:n1"],
+                [("items", [1]), ("join:n1+n2:n3", "n1")],
+            )
+        ],
+    ]
+    prefix = "0123abcd-0000-0000-0000-"
+    for step, tasks in enumerate(steps, start=-1):
+        updated = one.apply_writes(tasks, "int")
+        cid = f"{prefix}{step & 0xFFFFFFFFFFFF:012x}"
+        expected = (updated, cid, one.prepare_next_tasks(cid, "", step + 1))
+        assert two.advance(tasks, "int", prefix, "", step, 10) == expected
+        assert one.channel_versions() == two.channel_versions()
+    # at the recursion limit nothing is prepared
+    assert two.advance([], "int", prefix, "", 5, 5)[2] == []

@@ -214,6 +214,21 @@ class Engine:
             out.append((tid, name, (PULL, name), trig, val))
         return out
 
+    def advance(
+        self,
+        tasks: list[tuple[str, tuple, Sequence[str], Sequence[tuple[str, Any]]]],
+        next_version: str | Callable | None,
+        id_prefix: str,
+        parent_ns: str,
+        step: int,
+        stop: int,
+        v: int = 4,
+    ) -> tuple[list[str], str, list[tuple]]:
+        updated = self.apply_writes(tasks, next_version)
+        cid = "%s%012x" % (id_prefix, step & 0xFFFFFFFFFFFF)  # noqa: UP031 - as the loop's ids
+        nxt = self.prepare_next_tasks(cid, parent_ns, step + 1, v) if step < stop else []
+        return updated, cid, nxt
+
     def apply_writes(
         self,
         tasks: list[tuple[str, tuple, Sequence[str], Sequence[tuple[str, Any]]]],

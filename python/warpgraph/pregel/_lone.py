@@ -28,7 +28,6 @@ from warpgraph.pregel._algo import (
     _RT_FIELDS,
     _RT_STD,
     CONTROL_WRITES,
-    fast_id,
     lazy_plans,
     lazy_task,
 )
@@ -71,10 +70,14 @@ def lone_steps(loop: Any) -> None:
     track = loop._track_values or loop._want_values
     lazy_values = loop._lazy_values
     direct = loop.direct
+    advance = engine.advance
+    v = loop.checkpoint_v
     step = loop.step
+    raw = None  # the step's tasks, when the previous step's crossing prepared them
     while step <= stop:
         cid = loop.checkpoint_id
-        raw = prepare(cid, pns, step, loop.checkpoint_v)
+        if raw is None:
+            raw = prepare(cid, pns, step, v)
         if len(raw) != 1:
             return
         task_id, name, path, triggers, val = raw[0]
@@ -115,7 +118,14 @@ def lone_steps(loop: Any) -> None:
             _perform(loop, direct)
         elif not ws or (ws[0][0] in CONTROL_WRITES and all(c in CONTROL_WRITES for c, _ in ws)):
             ws.append((NO_WRITES, None))
-        updated = loop._cp_updated = apply([(name, path, triggers, ws)], nv)
+        if direct is None:  # apply, next id and next tasks in one crossing
+            updated, loop.checkpoint_id, raw = advance(
+                [(name, path, triggers, ws)], nv, id_base, pns, step, stop, v
+            )
+        else:
+            updated = apply([(name, path, triggers, ws)], nv)
+            raw = None
+        loop._cp_updated = updated
         if updated and track and not out_set.isdisjoint(updated):
             if lazy_values:
                 loop.latest_values = LATEST
@@ -123,7 +133,6 @@ def lone_steps(loop: Any) -> None:
                 loop._emit_values(ws)
         loop._written = False
         if direct is None:
-            loop.checkpoint_id = fast_id(id_base, step)
             step = loop.step = step + 1
             continue
         loop.is_replaying = False

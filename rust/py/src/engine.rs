@@ -309,6 +309,34 @@ impl Engine {
         PyList::new(py, out)
     }
 
+    /// One crossing for a step of a run without a saver: `apply_writes(tasks,
+    /// next_version)`, then the next checkpoint id `id_prefix` + `step` as 12 hex digits
+    /// (the loop's cheap uuid-shaped ids), then, if `step + 1 <= stop`,
+    /// `prepare_next_tasks(new id, parent_ns, step + 1, v)` (else no tasks).
+    /// Returns `(updated, new checkpoint id, next tasks)`.
+    #[pyo3(signature = (tasks, next_version, id_prefix, parent_ns, step, stop, v=4))]
+    #[allow(clippy::too_many_arguments)]
+    fn advance<'py>(
+        &mut self,
+        py: Python<'py>,
+        tasks: &Bound<'py, PyAny>,
+        next_version: Option<&Bound<'py, PyAny>>,
+        id_prefix: &str,
+        parent_ns: &str,
+        step: i64,
+        stop: i64,
+        v: i64,
+    ) -> PyResult<(Bound<'py, PyList>, Bound<'py, PyString>, Bound<'py, PyList>)> {
+        let updated = self.apply_writes(py, tasks, next_version)?;
+        let id = format!("{id_prefix}{:012x}", step & 0xFFFF_FFFF_FFFF);
+        let next = if step < stop {
+            self.prepare_next_tasks(py, &id, parent_ns, step + 1, v)?
+        } else {
+            PyList::empty(py)
+        };
+        Ok((updated, PyString::new(py, &id), next))
+    }
+
     /// LangGraph's apply_writes over `[(name, path, triggers, writes)]`; returns the updated
     /// channel names (sorted). `next_version`: "int", "str", a callable or None.
     #[pyo3(signature = (tasks, next_version=None))]
