@@ -375,7 +375,9 @@ def test_async_durability_uses_group_commit_in_order(tmp_path) -> None:
     assert (out, tree) == (ref.invoke({"log": []}, config), _tree(ref, config))
     assert violations == []
     assert len(writers) == 1 and writers[0].batches >= 1
-    assert not writers[0]._thread.is_alive()  # leaving the saver's context stopped its shared writer
+    assert not writers[
+        0
+    ]._thread.is_alive()  # leaving the saver's context stopped its shared writer
 
 
 def _interrupted(lib: str, saver: Any, durability: str) -> Any:

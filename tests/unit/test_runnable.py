@@ -21,25 +21,80 @@ from warpgraph.config import RunnableConfig, get_config
 from warpgraph.runtime import Runtime
 
 
-def _f_plain(state): return state
-def _f_config(state, config): return config
-def _f_config_lc(state, config: LCConfig): return config
-def _f_config_opt(state, config: Optional[LCConfig]): return config  # noqa: UP045
-def _f_config_union(state, config: LCConfig | None): return config
-def _f_config_dict(state, config: dict): return None
-def _f_config_kwonly(state, *, config=None): return config
-def _f_config_posonly(state, config, /): return config
-def _f_writer(state, *, writer: StreamWriter): return writer
-def _f_writer_any(state, writer): return writer
-def _f_writer_wrong(state, writer: int = 0): return writer
-def _f_store(state, store: BaseStore): return store
-def _f_store_opt(state, store: Optional[BaseStore]): return store  # noqa: UP045
-def _f_store_untyped(state, store): return store
-def _f_runtime(state, runtime: Runtime): return runtime
-def _f_runtime_any(state, runtime: int): return runtime
-def _f_previous(state, previous: Any): return previous
-def _f_kwargs(state, **kwargs): return kwargs
-def _f_all(state, config, runtime, writer, store, previous): return config
+def _f_plain(state):
+    return state
+
+
+def _f_config(state, config):
+    return config
+
+
+def _f_config_lc(state, config: LCConfig):
+    return config
+
+
+def _f_config_opt(state, config: Optional[LCConfig]):
+    return config  # noqa: UP045
+
+
+def _f_config_union(state, config: LCConfig | None):
+    return config
+
+
+def _f_config_dict(state, config: dict):
+    return None
+
+
+def _f_config_kwonly(state, *, config=None):
+    return config
+
+
+def _f_config_posonly(state, config, /):
+    return config
+
+
+def _f_writer(state, *, writer: StreamWriter):
+    return writer
+
+
+def _f_writer_any(state, writer):
+    return writer
+
+
+def _f_writer_wrong(state, writer: int = 0):
+    return writer
+
+
+def _f_store(state, store: BaseStore):
+    return store
+
+
+def _f_store_opt(state, store: Optional[BaseStore]):
+    return store  # noqa: UP045
+
+
+def _f_store_untyped(state, store):
+    return store
+
+
+def _f_runtime(state, runtime: Runtime):
+    return runtime
+
+
+def _f_runtime_any(state, runtime: int):
+    return runtime
+
+
+def _f_previous(state, previous: Any):
+    return previous
+
+
+def _f_kwargs(state, **kwargs):
+    return kwargs
+
+
+def _f_all(state, config, runtime, writer, store, previous):
+    return config
 
 
 def _string_annotated(ann: str):
@@ -50,10 +105,27 @@ def _string_annotated(ann: str):
 
 
 SIGNATURES = [
-    _f_plain, _f_config, _f_config_lc, _f_config_opt, _f_config_union, _f_config_dict,
-    _f_config_kwonly, _f_config_posonly, _f_writer, _f_writer_any, _f_writer_wrong, _f_store,
-    _f_store_opt, _f_store_untyped, _f_runtime, _f_runtime_any, _f_previous, _f_kwargs, _f_all,
-    _string_annotated("RunnableConfig"), _string_annotated("Optional[RunnableConfig]"),
+    _f_plain,
+    _f_config,
+    _f_config_lc,
+    _f_config_opt,
+    _f_config_union,
+    _f_config_dict,
+    _f_config_kwonly,
+    _f_config_posonly,
+    _f_writer,
+    _f_writer_any,
+    _f_writer_wrong,
+    _f_store,
+    _f_store_opt,
+    _f_store_untyped,
+    _f_runtime,
+    _f_runtime_any,
+    _f_previous,
+    _f_kwargs,
+    _f_all,
+    _string_annotated("RunnableConfig"),
+    _string_annotated("Optional[RunnableConfig]"),
     _string_annotated("RunnableConfig | None"),
 ]
 
@@ -143,9 +215,11 @@ def test_sync_invoke_of_async_only_raises_like_langgraph():
 
 
 def test_names_follow_langgraph():
-    def named(state): return state
+    def named(state):
+        return state
 
-    async def anamed(state): return state
+    async def anamed(state):
+        return state
 
     cases = [(named, None), (lambda s: s, None), (anamed, None), (named, "given")]
     for func, name in cases:
@@ -336,7 +410,11 @@ def test_runtime_merge_override_patch():
     base = Runtime(context={"a": 1}, store="S", previous=1)
     merged = base.merge(Runtime(stream_writer=writer, previous=None))
     assert (merged.context, merged.store, merged.stream_writer, merged.previous) == (
-        {"a": 1}, "S", writer, 1)
+        {"a": 1},
+        "S",
+        writer,
+        1,
+    )
     assert base.override(store=None).store is None and base.store == "S"
     with pytest.raises(RuntimeError, match="Cannot patch execution_info"):
         base.patch_execution_info(node_attempt=2)
@@ -371,8 +449,10 @@ def test_seq_hides_run_name_and_run_id_like_langgraph():
         return sorted(k for k in config if k != "callbacks")
 
     base = {"run_name": "n", "run_id": uuid.uuid4(), "tags": ["t"], CONF: {}}
-    ours = wg.RunnableSeq(wg.coerce_to_runnable(node, trace=False), lambda s: s).invoke(0, dict(base))
-    theirs = lg.RunnableSeq(lg.coerce_to_runnable(node, name=None, trace=False), lambda s: s).invoke(
+    ours = wg.RunnableSeq(wg.coerce_to_runnable(node, trace=False), lambda s: s).invoke(
         0, dict(base)
     )
+    theirs = lg.RunnableSeq(
+        lg.coerce_to_runnable(node, name=None, trace=False), lambda s: s
+    ).invoke(0, dict(base))
     assert ours == theirs == ["configurable", "tags"]
