@@ -106,7 +106,7 @@ def lone_steps(loop: Any) -> None:
         if direct is not None:
             loop.tasks = {task_id: t}
         try:
-            copy_context().run(_run_unconfigured, t, raw_config)
+            copy_context().run(_run_unconfigured, t, raw_config, True)  # (a copy per task)
         except Exception as exc:
             loop.tasks = {task_id: t}
             loop.on_task_done(t, exc)

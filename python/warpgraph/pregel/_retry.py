@@ -277,11 +277,13 @@ def run_with_retry(
             reset_config_var(tokens)
 
 
-def _run_unconfigured(task: Any, raw: tuple) -> None:
+def _run_unconfigured(task: Any, raw: tuple, own_context: bool = False) -> None:
     """`run_with_retry` without retry policies for a LazyTask whose config is not built:
     its plan (see `_algo.node_plan`) runs the node function and writers exactly as
     `task.proc.invoke` would; the config is built only if something asks for it (the task
-    stands in the config variable meanwhile)."""
+    stands in the config variable meanwhile). `own_context`: the caller runs this in a
+    context copy made for this task alone, so the variables set here are not reset (the
+    copy is dropped with them)."""
     writes = task.writes
     func, recurse, steps = raw[4]
     token = _CONFIG.set(task)
@@ -313,9 +315,10 @@ def _run_unconfigured(task: Any, raw: tuple) -> None:
         _retry_delay(task, exc, None, 1)  # adds the task note; no policy: give up
         raise
     finally:
-        if lc_token is not None:
-            lc.var_child_runnable_config.reset(lc_token)
-        _CONFIG.reset(token)
+        if not own_context:
+            if lc_token is not None:
+                lc.var_child_runnable_config.reset(lc_token)
+            _CONFIG.reset(token)
 
 
 def _user_raised_cancel() -> bool:
