@@ -1,15 +1,17 @@
 """Super-steps of one plain task, run inside the step machine without the drivers.
 
 Most steps of chains and loops run exactly one task. When nothing observes a step from
-outside (no saver, no stream consumer, no interrupts, no retry policy, no timeout) and the
-task's node has a plan (`_algo.node_plan`: a plain function and warpgraph's own writers),
-the whole step is: prepare, run the function in a copy of the context, commit its writes,
-apply them. `lone_steps` does that for as many steps as qualify and returns, without having
-changed anything, at the first step that does not: the general loop then does that step.
+outside (the sync driver with no stream consumer, no interrupts, no retry policy or
+timeout, and either no saver or one the session passes ops to unchanged: `loop.direct`)
+and the task's node has a plan (`_algo.node_plan`: a plain function and warpgraph's own
+writers), the whole step is: prepare, run the function in a copy of the context made for
+it, commit its writes, apply them, checkpoint. Without a saver, applying, the next
+checkpoint id and the next step's tasks take one crossing (`Engine.advance`).
+`lone_steps` does that for as many steps as qualify and returns, without having changed
+anything, at the first step that does not: the general loop then does that step.
 
 Nothing observable differs from the general path: the same task object (config built on
-first use), the same context isolation, the same writes, versions and errors.
-"""
+first use), the same context isolation, the same writes, saver calls, versions and errors."""
 
 from __future__ import annotations
 
