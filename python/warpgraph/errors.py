@@ -221,6 +221,10 @@ _TIMEOUT_MESSAGES = {
 }
 
 
+TimeoutKind = Literal["idle", "run"]
+"""Which limit of a TimeoutPolicy ran out."""
+
+
 class NodeTimeoutError(Exception):
     """A node exceeded its idle or run timeout (not an OSError, so the default retry retries).
 
@@ -232,7 +236,7 @@ class NodeTimeoutError(Exception):
         node: str,
         elapsed: float,
         *,
-        kind: Literal["idle", "run"],
+        kind: TimeoutKind,
         idle_timeout: float | None = None,
         run_timeout: float | None = None,
     ) -> None:

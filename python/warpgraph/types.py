@@ -254,12 +254,14 @@ class RetryPolicy(NamedTuple):
 
 
 def _positive_seconds(value: float | timedelta | None, *, field: str) -> float | None:
-    if value is None:
-        return None
-    seconds = value.total_seconds() if isinstance(value, timedelta) else float(value)
-    if seconds <= 0:
+    """`value` as float seconds (None stays None); it must be positive."""
+    if isinstance(value, timedelta):
+        value = value.total_seconds()
+    elif value is not None:
+        value = float(value)
+    if value is not None and value <= 0:
         raise ValueError(f"{field} must be greater than 0")
-    return seconds
+    return value
 
 
 @dataclass(**_DC_KWARGS)
@@ -274,7 +276,7 @@ class TimeoutPolicy:
     """Which signals refresh `idle_timeout`."""
 
     @classmethod
-    def coerce(cls, value: float | timedelta | TimeoutPolicy | None) -> TimeoutPolicy | None:
+    def coerce(cls, value: TimeoutSpec) -> TimeoutPolicy | None:
         """Normalise to a policy with float seconds; None when no timeout is set."""
         if value is None:
             return None
@@ -485,6 +487,10 @@ class StateSnapshot(NamedTuple):
     """Interrupts of this step (latest state: only those still pending)."""
 
 
+TimeoutSpec = float | timedelta | TimeoutPolicy | None
+"""What a `timeout=` accepts: seconds, a timedelta (a run timeout) or a policy."""
+
+
 class Send:
     """A packet for `node` with input `arg`, run as its own task in the next step.
 
@@ -498,14 +504,7 @@ class Send:
     arg: Any
     timeout: TimeoutPolicy | None
 
-    def __init__(
-        self,
-        /,
-        node: str,
-        arg: Any,
-        *,
-        timeout: float | timedelta | TimeoutPolicy | None = None,
-    ) -> None:
+    def __init__(self, /, node: str, arg: Any, *, timeout: TimeoutSpec = None) -> None:
         self.node = node
         self.arg = arg
         self.timeout = TimeoutPolicy.coerce(timeout)

@@ -33,8 +33,8 @@ def _f_config_lc(state, config: LCConfig):
     return config
 
 
-def _f_config_opt(state, config: Optional[LCConfig]):
-    return config  # noqa: UP045
+def _f_config_opt(state, config: Optional[LCConfig]):  # noqa: UP045
+    return config
 
 
 def _f_config_union(state, config: LCConfig | None):
@@ -69,8 +69,8 @@ def _f_store(state, store: BaseStore):
     return store
 
 
-def _f_store_opt(state, store: Optional[BaseStore]):
-    return store  # noqa: UP045
+def _f_store_opt(state, store: Optional[BaseStore]):  # noqa: UP045
+    return store
 
 
 def _f_store_untyped(state, store):

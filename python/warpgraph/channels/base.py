@@ -28,8 +28,9 @@ class BaseChannel(ABC, Generic[Value, Update, Checkpoint]):
     __slots__ = ("key", "typ")
 
     def __init__(self, typ: Any, key: str = "") -> None:
-        self.typ = typ
+        # key: the channel's name in its graph (set by the graph builder when it is "")
         self.key = key
+        self.typ = typ
 
     @property
     @abstractmethod

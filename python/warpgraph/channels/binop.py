@@ -60,11 +60,12 @@ def _unwrap_overwrite(value: Any) -> tuple[bool, Any]:
     {"type": "__overwrite__", "value": v} (a JSON-erased Overwrite); else (False, None)."""
     if isinstance(value, Overwrite):
         return True, value.value
-    if isinstance(value, dict):
-        if len(value) == 1 and OVERWRITE in value:
-            return True, value[OVERWRITE]
-        if value.get("type") == OVERWRITE and "value" in value:
-            return True, value["value"]
+    if not isinstance(value, dict):
+        return False, None
+    if OVERWRITE in value and len(value) == 1:  # {"__overwrite__": v}
+        return True, value[OVERWRITE]
+    if "value" in value and value.get("type") == OVERWRITE:  # JSON-erased Overwrite(v)
+        return True, value["value"]
     return False, None
 
 

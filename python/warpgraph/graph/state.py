@@ -233,13 +233,13 @@ class StateGraph:
             raise RuntimeError(f"Node `{node}` was added without an action")
         if node in self.nodes:
             raise ValueError(f"Node `{node}` already present.")
-        if node == END or node == START:
+        if node in (START, END):
             raise ValueError(f"Node `{node}` is reserved.")
-        for character in (NS_SEP, NS_END):
-            if character in node:
-                raise ValueError(
-                    f"'{character}' is a reserved character and is not allowed in the node names."
-                )
+        bad = next((c for c in (NS_SEP, NS_END) if c in node), None)  # namespace separators
+        if bad is not None:
+            raise ValueError(
+                f"'{bad}' is a reserved character and is not allowed in the node names."
+            )
         inferred, ends = infer_node_hints(action, want_input=input_schema is None)
         if destinations is not None:
             ends = destinations  # type: ignore[assignment]
@@ -262,24 +262,22 @@ class StateGraph:
     def add_edge(self, start_key: str | list[str], end_key: str) -> StateGraph:
         """Edge start -> end; a list of starts waits for all of them (a join)."""
         self._warn_if_compiled("an edge")
-        if isinstance(start_key, str):
-            if start_key == END:
+        join = not isinstance(start_key, str)
+        sources = list(start_key) if join else [start_key]
+        # LangGraph's checks and messages, in its order; a join's nodes must exist already
+        for source in sources:
+            if source == END:
                 raise ValueError("END cannot be a start node")
-            if end_key == START:
-                raise ValueError("START cannot be an end node")
-            self.edges.add((start_key, end_key))
-            return self
-        for start in start_key:
-            if start == END:
-                raise ValueError("END cannot be a start node")
-            if start not in self.nodes:
-                raise ValueError(f"Need to add_node `{start}` first")
+            if join and source not in self.nodes:
+                raise ValueError(f"Need to add_node `{source}` first")
         if end_key == START:
             raise ValueError("START cannot be an end node")
-        if end_key != END and end_key not in self.nodes:
+        if not join:
+            self.edges.add((start_key, end_key))
+        elif end_key != END and end_key not in self.nodes:
             raise ValueError(f"Need to add_node `{end_key}` first")
-        key = (tuple(start_key), end_key)
-        self.waiting_edges.add(key)
+        else:
+            self.waiting_edges.add((tuple(sources), end_key))
         return self
 
     def add_conditional_edges(
@@ -335,37 +333,35 @@ class StateGraph:
 
     def validate(self, interrupt: Sequence[str] | None = None) -> StateGraph:
         """Check edges, branches and interrupt nodes; raise ValueError naming the problem."""
+        nodes = self.nodes
         sources = {src for src, _ in self._all_edges} | set(self.branches)
-        sources |= {name for name, spec in self.nodes.items() if spec.ends}
-        for source in sources:
-            if source not in self.nodes and source != START:
-                raise ValueError(f"Found edge starting at unknown node '{source}'")
+        sources.update(name for name, spec in nodes.items() if spec.ends)
+        for unknown in sources.difference(nodes, (START,)):
+            raise ValueError(f"Found edge starting at unknown node '{unknown}'")
         if START not in sources:
             raise ValueError(
                 "Graph must have an entrypoint: add at least one edge from START to another node"
             )
         targets = {end for _, end in self._all_edges}
+        for spec in nodes.values():
+            targets.update(spec.ends or ())
         for start, branches in self.branches.items():
             for cond, branch in branches.items():
-                if branch.ends is None:
+                if branch.ends is None:  # may route to any other node, or end
+                    targets.update(n for n in nodes if n != start)
                     targets.add(END)
-                    targets.update(n for n in self.nodes if n != start)
                     continue
                 for end in branch.ends.values():
-                    if end not in self.nodes and end != END:
+                    if end != END and end not in nodes:
                         raise ValueError(
                             f"At '{start}' node, '{cond}' branch found unknown target '{end}'"
                         )
-                    targets.add(end)
-        for spec in self.nodes.values():
-            if spec.ends:
-                targets.update(spec.ends)
-        for target in targets:
-            if target not in self.nodes and target != END:
-                raise ValueError(f"Found edge ending at unknown node `{target}`")
-        for node in interrupt or ():
-            if node not in self.nodes:
-                raise ValueError(f"Interrupt node `{node}` not found")
+                targets.update(branch.ends.values())
+        for unknown in targets.difference(nodes, (END,)):
+            raise ValueError(f"Found edge ending at unknown node `{unknown}`")
+        missing = [name for name in interrupt or () if name not in nodes]
+        if missing:
+            raise ValueError(f"Interrupt node `{missing[0]}` not found")
         self.compiled = True
         return self
 

@@ -12,18 +12,14 @@ from __future__ import annotations
 from collections.abc import Generator, Sequence
 from typing import Any
 
+from warpgraph._internal import _constants as _c
 from warpgraph._internal._constants import (
     CONF,
     CONFIG_KEY_CHECKPOINT_ID,
     CONFIG_KEY_CHECKPOINT_MAP,
     CONFIG_KEY_CHECKPOINT_NS,
-    CONFIG_KEY_REPLAY_STATE,
-    CONFIG_KEY_RESUME_MAP,
     CONFIG_KEY_RESUMING,
-    CONFIG_KEY_RUNTIME,
-    CONFIG_KEY_SCRATCHPAD,
     CONFIG_KEY_STREAM,
-    CONFIG_KEY_TASK_ID,
     CONFIG_KEY_THREAD_ID,
     ERROR,
     INPUT,
@@ -103,7 +99,7 @@ class PregelLoop:
         self.interrupt_before = interrupt_before
         self.interrupt_after = interrupt_after
         self.durability = durability
-        self.is_nested = CONFIG_KEY_TASK_ID in conf
+        self.is_nested = _c.CONFIG_KEY_TASK_ID in conf
         self.captured = capture_interrupts
         # set by the sync driver when a lone task may run inside the step machine
         self.inline = False
@@ -131,7 +127,7 @@ class PregelLoop:
             self._track_values and not self._want_values and _lazy_ok(graph, self._values_keys)
         )
         self._want_ckpt = checkpointer is not None and self._wants("checkpoints")
-        sp = conf.get(CONFIG_KEY_SCRATCHPAD)
+        sp = conf.get(_c.CONFIG_KEY_SCRATCHPAD)
         if isinstance(sp, PregelScratchpad) and (cnt := sp.subgraph_counter()):
             # a task's second (third, ...) subgraph call gets its own namespace: "ns|1"
             ns = NS_SEP.join((conf[CONFIG_KEY_CHECKPOINT_NS], str(cnt)))
@@ -371,7 +367,7 @@ class PregelLoop:
                 resume = inp.resume
                 if isinstance(resume, dict) and all(is_xxh3(k) for k in resume):
                     resume_is_map = True
-                    conf[CONFIG_KEY_RESUME_MAP] = resume
+                    conf[_c.CONFIG_KEY_RESUME_MAP] = resume
                 elif len(self._pending_interrupts()) > 1:
                     raise RuntimeError(
                         "When there are multiple pending interrupts, you must specify the interrupt id when resuming. "
@@ -419,7 +415,7 @@ class PregelLoop:
             self.conf = {
                 **self.conf,
                 CONFIG_KEY_RESUMING: is_resuming,
-                CONFIG_KEY_REPLAY_STATE: None,
+                _c.CONFIG_KEY_REPLAY_STATE: None,
             }
         if self.subgraph_stream:
             self.conf = {**self.conf, CONFIG_KEY_STREAM: self.stream}
@@ -744,4 +740,4 @@ class PregelLoop:
         return False
 
 
-__all__ = ("CONFIG_KEY_RUNTIME", "RUN", "PregelLoop", "Stream", "duplex")
+__all__ = ("RUN", "PregelLoop", "Stream", "duplex")

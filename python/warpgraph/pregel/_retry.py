@@ -143,13 +143,13 @@ def _initial_config(task: Any, configurable: dict[str, Any] | None) -> dict[str,
 def _parent_ns(ns: str) -> str:
     """The parent graph's namespace: drop the current frame and numeric selectors."""
     parts = ns.split(NS_SEP)
-    while parts and parts[-1].isdigit():
-        parts.pop()
-    if parts:
-        parts.pop()
-    while parts and parts[-1].isdigit():
-        parts.pop()
-    return NS_SEP.join(parts)
+    end = len(parts)
+    for drop_frame in (True, False):
+        while end and parts[end - 1].isdigit():  # numeric selectors are not levels
+            end -= 1
+        if drop_frame and end:  # the current frame itself
+            end -= 1
+    return NS_SEP.join(parts[:end])
 
 
 def _command_target(task: Any, exc: ParentCommand, config: dict[str, Any]) -> bool:

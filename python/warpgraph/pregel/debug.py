@@ -19,6 +19,7 @@ from warpgraph._internal._constants import (
     TAG_HIDDEN,
 )
 from warpgraph._internal._typing import MISSING
+from warpgraph.checkpoint.base import EXCLUDED_METADATA_KEYS
 
 __all__ = (
     "TaskStatus",
@@ -32,19 +33,6 @@ __all__ = (
 )
 
 _CONTROL = frozenset((ERROR, ERROR_SOURCE_NODE, INTERRUPT, RESUME))
-_EXCLUDED_META = frozenset(
-    (
-        "thread_id",
-        "checkpoint_id",
-        "checkpoint_ns",
-        "checkpoint_map",
-        "langgraph_step",
-        "langgraph_node",
-        "langgraph_triggers",
-        "langgraph_path",
-        "langgraph_checkpoint_ns",
-    )
-)
 
 
 class TaskStatus:
@@ -104,7 +92,7 @@ def map_debug_tasks(tasks: Iterable[Any]) -> Iterable[dict]:
             md = {
                 k: v
                 for k, v in (task.config.get("metadata") or {}).items()
-                if k not in _EXCLUDED_META
+                if k not in EXCLUDED_METADATA_KEYS
             }
             tags = [t for t in (task.config.get("tags") or ()) if not t.startswith("seq:step")]
             if tags:

@@ -64,13 +64,13 @@ class Pregel(SnapshotMixin):
         if TASKS in self.channels and not isinstance(self.channels[TASKS], Topic):
             raise ValueError(f"Channel '{TASKS}' is reserved and cannot be used in the graph.")
         self.channels[TASKS] = Topic(Send, accumulate=False)
-        self.stream_mode = stream_mode
+        # channels in and out, and how they stream
+        self.input_channels, self.output_channels = input_channels, output_channels
+        self.stream_channels, self.stream_mode = stream_channels, stream_mode
         self.stream_eager = stream_eager
-        self.output_channels = output_channels
-        self.stream_channels = stream_channels
-        self.interrupt_after_nodes = interrupt_after_nodes
+        # where a run stops: interrupts and the per-step timeout
         self.interrupt_before_nodes = interrupt_before_nodes
-        self.input_channels = input_channels
+        self.interrupt_after_nodes = interrupt_after_nodes
         self.step_timeout = step_timeout
         self.debug = bool(debug)
         self.checkpointer = checkpointer

@@ -170,6 +170,17 @@ def _is_langgraph_saver(sub: type) -> bool:
     return theirs is not None and isinstance(sub, type) and issubclass(sub, theirs)
 
 
+MetadataFilter = dict[str, Any]
+"""`list(filter=...)`: metadata keys and the values a checkpoint must have."""
+
+
+def _unimplemented(saver: Any, method: str) -> NotImplementedError:
+    return NotImplementedError(
+        f"{type(saver).__name__} does not implement {method}() (BaseCheckpointSaver leaves "
+        "it to savers)"
+    )
+
+
 class BaseCheckpointSaver(Generic[V], metaclass=_SaverMeta):
     """Base class of checkpoint savers.
 
@@ -196,18 +207,18 @@ class BaseCheckpointSaver(Generic[V], metaclass=_SaverMeta):
 
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         """The checkpoint tuple selected by `config` (latest if no `checkpoint_id`), or None."""
-        raise NotImplementedError
+        raise _unimplemented(self, "get_tuple")
 
     def list(
         self,
         config: RunnableConfig | None,
         *,
-        filter: dict[str, Any] | None = None,
+        filter: MetadataFilter | None = None,
         before: RunnableConfig | None = None,
         limit: int | None = None,
     ) -> Iterator[CheckpointTuple]:
         """Matching checkpoint tuples, newest first."""
-        raise NotImplementedError
+        raise _unimplemented(self, "list")
 
     def put(
         self,
@@ -217,7 +228,7 @@ class BaseCheckpointSaver(Generic[V], metaclass=_SaverMeta):
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
         """Store a checkpoint; return the config that selects it."""
-        raise NotImplementedError
+        raise _unimplemented(self, "put")
 
     def put_writes(
         self,
@@ -227,23 +238,23 @@ class BaseCheckpointSaver(Generic[V], metaclass=_SaverMeta):
         task_path: str = "",
     ) -> None:
         """Store the writes of task `task_id` against the checkpoint in `config`."""
-        raise NotImplementedError
+        raise _unimplemented(self, "put_writes")
 
     def delete_thread(self, thread_id: str) -> None:
         """Delete every checkpoint and write of `thread_id`."""
-        raise NotImplementedError
+        raise _unimplemented(self, "delete_thread")
 
     def delete_for_runs(self, run_ids: Sequence[str]) -> None:
         """Delete the checkpoints (and their writes) whose metadata `run_id` is in `run_ids`."""
-        raise NotImplementedError
+        raise _unimplemented(self, "delete_for_runs")
 
     def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         """Copy every checkpoint and write of one thread to another."""
-        raise NotImplementedError
+        raise _unimplemented(self, "copy_thread")
 
     def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
         """Prune threads: "keep_latest" (latest per namespace) or "delete" (everything)."""
-        raise NotImplementedError
+        raise _unimplemented(self, "prune")
 
     # --- async API
     async def aget(self, config: RunnableConfig) -> Checkpoint | None:
@@ -254,18 +265,18 @@ class BaseCheckpointSaver(Generic[V], metaclass=_SaverMeta):
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         """Async `get_tuple`."""
-        raise NotImplementedError
+        raise _unimplemented(self, "aget_tuple")
 
     async def alist(
         self,
         config: RunnableConfig | None,
         *,
-        filter: dict[str, Any] | None = None,
+        filter: MetadataFilter | None = None,
         before: RunnableConfig | None = None,
         limit: int | None = None,
     ) -> AsyncIterator[CheckpointTuple]:
         """Async `list`."""
-        raise NotImplementedError
+        raise _unimplemented(self, "alist")
         yield  # pragma: no cover
 
     async def aput(
@@ -276,7 +287,7 @@ class BaseCheckpointSaver(Generic[V], metaclass=_SaverMeta):
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
         """Async `put`."""
-        raise NotImplementedError
+        raise _unimplemented(self, "aput")
 
     async def aput_writes(
         self,
@@ -286,23 +297,23 @@ class BaseCheckpointSaver(Generic[V], metaclass=_SaverMeta):
         task_path: str = "",
     ) -> None:
         """Async `put_writes`."""
-        raise NotImplementedError
+        raise _unimplemented(self, "aput_writes")
 
     async def adelete_thread(self, thread_id: str) -> None:
         """Async `delete_thread`."""
-        raise NotImplementedError
+        raise _unimplemented(self, "adelete_thread")
 
     async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
         """Async `delete_for_runs`."""
-        raise NotImplementedError
+        raise _unimplemented(self, "adelete_for_runs")
 
     async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         """Async `copy_thread`."""
-        raise NotImplementedError
+        raise _unimplemented(self, "acopy_thread")
 
     async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
         """Async `prune`."""
-        raise NotImplementedError
+        raise _unimplemented(self, "aprune")
 
     # --- delta channel history (default: walk parent_config with get_tuple)
     def get_delta_channel_history(
@@ -329,20 +340,18 @@ class BaseCheckpointSaver(Generic[V], metaclass=_SaverMeta):
     def get_next_version(self, current: V | None, channel: None) -> V:
         """Next channel version: int increment (str versions need a saver override)."""
         if isinstance(current, str):
-            raise NotImplementedError
-        if current is None:
-            return 1  # type: ignore[return-value]
-        return current + 1  # type: ignore[return-value]
+            raise _unimplemented(self, "get_next_version for str versions")
+        return 1 if current is None else current + 1  # type: ignore[return-value]
 
     def with_allowlist(
         self, extra_allowlist: Collection[tuple[str, ...]]
     ) -> BaseCheckpointSaver[V]:
         """A shallow clone whose serializer also decodes the `extra_allowlist` types."""
-        serde = _with_msgpack_allowlist(self.serde, extra_allowlist)
-        if serde is self.serde:
+        widened = _with_msgpack_allowlist(self.serde, extra_allowlist)
+        if widened is self.serde:  # already decodes them, or has no allowlist to widen
             return self
         clone = copy.copy(self)
-        clone.serde = maybe_add_typed_methods(serde)
+        clone.serde = maybe_add_typed_methods(widened)
         return clone
 
 

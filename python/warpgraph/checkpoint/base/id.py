@@ -6,6 +6,7 @@ import random
 import threading
 import time
 import uuid
+from typing import Any
 
 try:
     from warpgraph import _core
@@ -24,28 +25,23 @@ class UUID(uuid.UUID):
 
     __slots__ = ()
 
-    def __init__(
-        self,
-        hex: str | None = None,
-        bytes: bytes | None = None,
-        bytes_le: bytes | None = None,
-        fields: tuple[int, int, int, int, int, int] | None = None,
-        int: int | None = None,
-        version: int | None = None,
-        *,
-        is_safe: uuid.SafeUUID = uuid.SafeUUID.unknown,
-    ) -> None:
-        if int is None or (hex, bytes, bytes_le, fields) != (None, None, None, None):
-            super().__init__(hex, bytes, bytes_le, fields, int, version, is_safe=is_safe)
+    _ARGS = ("hex", "bytes", "bytes_le", "fields", "int", "version")
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        """`uuid.UUID`'s constructor; `int=` with `version=` 6, 7 or 8 also works (the
+        standard library stops at 5): the version and RFC 4122 variant bits are set."""
+        given = dict(zip(UUID._ARGS, args))
+        given.update(kwargs)
+        version, value = given.get("version"), given.get("int")
+        alone = all(given.get(name) is None for name in UUID._ARGS[:4])
+        if version not in (6, 7, 8) or value is None or not alone:
+            super().__init__(*args, **kwargs)
             return
-        if not 0 <= int < 1 << 128:
+        if not 0 <= value < 1 << 128:
             raise ValueError("int is out of range (need a 128-bit value)")
-        if version is not None:
-            if version not in (6, 7, 8):
-                raise ValueError("illegal version number")
-            int = (int & ~(0xC000 << 48)) | (0x8000 << 48)  # RFC 4122 variant
-            int = (int & ~(0xF000 << 64)) | (version << 76)
-        super().__init__(int=int, is_safe=is_safe)
+        value = (value & ~(0xC000 << 48)) | (0x8000 << 48)  # RFC 4122 variant
+        value = (value & ~(0xF000 << 64)) | (version << 76)
+        super().__init__(int=value, is_safe=given.get("is_safe", uuid.SafeUUID.unknown))
 
     @property
     def subsec(self) -> int:

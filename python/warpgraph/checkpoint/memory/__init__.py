@@ -342,50 +342,10 @@ class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAs
             if not self.storage[thread_id]:
                 del self.storage[thread_id]
 
-    # --- async twins (same implementation)
-    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
-        return self.get_tuple(config)
-
-    async def alist(
-        self,
-        config: RunnableConfig | None,
-        *,
-        filter: dict[str, Any] | None = None,
-        before: RunnableConfig | None = None,
-        limit: int | None = None,
-    ) -> AsyncIterator[CheckpointTuple]:
-        for item in self.list(config, filter=filter, before=before, limit=limit):
+    # --- async API: the sync methods (nothing here blocks); see `_async_twin` below
+    async def alist(self, config: RunnableConfig | None, **kwargs: Any) -> AsyncIterator[Any]:
+        for item in self.list(config, **kwargs):
             yield item
-
-    async def aput(
-        self,
-        config: RunnableConfig,
-        checkpoint: Checkpoint,
-        metadata: CheckpointMetadata,
-        new_versions: ChannelVersions,
-    ) -> RunnableConfig:
-        return self.put(config, checkpoint, metadata, new_versions)
-
-    async def aput_writes(
-        self,
-        config: RunnableConfig,
-        writes: Sequence[tuple[str, Any]],
-        task_id: str,
-        task_path: str = "",
-    ) -> None:
-        self.put_writes(config, writes, task_id, task_path)
-
-    async def adelete_thread(self, thread_id: str) -> None:
-        self.delete_thread(thread_id)
-
-    async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
-        self.delete_for_runs(run_ids)
-
-    async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
-        self.copy_thread(source_thread_id, target_thread_id)
-
-    async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
-        self.prune(thread_ids, strategy=strategy)
 
     def get_next_version(self, current: str | int | None, channel: None) -> str:
         """`f"{n + 1:032}.{random.random():016}"` where n is the integer part of `current`."""
@@ -397,5 +357,29 @@ class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAs
             n = int(current.split(".")[0])
         return f"{n + 1:032}.{random.random():016}"
 
+
+def _async_twin(name: str) -> Any:
+    sync = getattr(InMemorySaver, name)
+
+    async def twin(self: InMemorySaver, *args: Any, **kwargs: Any) -> Any:
+        return sync(self, *args, **kwargs)
+
+    twin.__name__ = f"a{name}"
+    twin.__qualname__ = f"InMemorySaver.a{name}"
+    twin.__doc__ = f"Async `{name}`: the same in-memory operation."
+    return twin
+
+
+for _name in (
+    "get_tuple",
+    "put",
+    "put_writes",
+    "delete_thread",
+    "delete_for_runs",
+    "copy_thread",
+    "prune",
+):
+    setattr(InMemorySaver, f"a{_name}", _async_twin(_name))
+del _name
 
 MemorySaver = InMemorySaver  # backwards-compatible alias

@@ -7,14 +7,17 @@ from collections.abc import Iterable
 # warpgraph always decodes strictly: only allowlisted types are reconstructed.
 STRICT_MSGPACK_ENABLED = True
 
-EXT_CONSTRUCTOR_SINGLE_ARG = 0
-EXT_CONSTRUCTOR_POS_ARGS = 1
-EXT_CONSTRUCTOR_KW_ARGS = 2
-EXT_METHOD_SINGLE_ARG = 3
-EXT_PYDANTIC_V1 = 4
-EXT_PYDANTIC_V2 = 5
-EXT_NUMPY_ARRAY = 6
-EXT_DELTA_SNAPSHOT = 7
+# msgpack ext type codes, 0..7 in this order (the wire format of LangGraph's serializer)
+(
+    EXT_CONSTRUCTOR_SINGLE_ARG,
+    EXT_CONSTRUCTOR_POS_ARGS,
+    EXT_CONSTRUCTOR_KW_ARGS,
+    EXT_METHOD_SINGLE_ARG,
+    EXT_PYDANTIC_V1,
+    EXT_PYDANTIC_V2,
+    EXT_NUMPY_ARRAY,
+    EXT_DELTA_SNAPSHOT,
+) = range(8)
 
 _LC_MESSAGES = {
     "base": ("BaseMessage", "BaseMessageChunk"),
@@ -39,22 +42,20 @@ LANGGRAPH_TYPES = (
 )
 LANGGRAPH_STORE_TYPES = ("Item", "GetOp")
 
+# module -> names of the plain types any checkpoint may contain
+_SAFE_BY_MODULE: dict[str, tuple[str, ...]] = {
+    "datetime": ("datetime", "date", "time", "timedelta", "timezone"),
+    "uuid": ("UUID",),
+    "decimal": ("Decimal",),
+    "builtins": ("set", "frozenset"),
+    "collections": ("deque",),
+    "zoneinfo": ("ZoneInfo",),
+    "re": ("compile",),
+    "langchain_core.documents.base": ("Document",),
+}
+
 SAFE_MSGPACK_TYPES: frozenset[tuple[str, ...]] = frozenset(
-    [
-        ("datetime", "datetime"),
-        ("datetime", "date"),
-        ("datetime", "time"),
-        ("datetime", "timedelta"),
-        ("datetime", "timezone"),
-        ("uuid", "UUID"),
-        ("decimal", "Decimal"),
-        ("builtins", "set"),
-        ("builtins", "frozenset"),
-        ("collections", "deque"),
-        ("zoneinfo", "ZoneInfo"),
-        ("re", "compile"),
-        ("langchain_core.documents.base", "Document"),
-    ]
+    [(module, name) for module, names in _SAFE_BY_MODULE.items() for name in names]
     + [("ipaddress", f"IPv{v}{k}") for v in (4, 6) for k in ("Address", "Interface", "Network")]
     + [(m, p) for m in ("pathlib", "pathlib._local") for p in ("Path", "PosixPath", "WindowsPath")]
     + [(f"langchain_core.messages.{m}", n) for m, names in _LC_MESSAGES.items() for n in names]

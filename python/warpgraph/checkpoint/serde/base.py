@@ -23,25 +23,29 @@ class SerializerProtocol(Protocol):
 
 
 class SerializerCompat(SerializerProtocol):
-    """Gives an untyped serializer the typed interface (type tag = class name)."""
+    """Gives an untyped serializer the typed interface: the type tag is the value's class
+    name on the way out and ignored on the way in."""
+
+    __slots__ = ("serde",)
 
     def __init__(self, serde: UntypedSerializerProtocol) -> None:
         self.serde = serde
 
     def dumps_typed(self, obj: Any) -> tuple[str, bytes]:
-        return type(obj).__name__, self.serde.dumps(obj)
+        payload = self.serde.dumps(obj)
+        return obj.__class__.__name__, payload
 
     def loads_typed(self, data: tuple[str, bytes]) -> Any:
-        return self.serde.loads(data[1])
+        _tag, payload = data
+        return self.serde.loads(payload)
 
 
 def maybe_add_typed_methods(
     serde: SerializerProtocol | UntypedSerializerProtocol,
 ) -> SerializerProtocol:
-    """Return `serde` if it is typed, else wrap it in `SerializerCompat`."""
-    if isinstance(serde, SerializerProtocol):
-        return serde
-    return SerializerCompat(serde)
+    """`serde` itself when it has the typed interface, else `serde` behind `SerializerCompat`."""
+    typed = isinstance(serde, SerializerProtocol)
+    return serde if typed else SerializerCompat(serde)  # type: ignore[return-value]
 
 
 class CipherProtocol(Protocol):
