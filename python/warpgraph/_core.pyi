@@ -23,6 +23,31 @@ def uuid6(clock_seq: int | None = None) -> str:
 def xxh3_128_hexdigest(data: bytes) -> str:
     """xxh3_128 of ``data`` as 32 lowercase hex digits (interrupt ids, namespace hashes)."""
 
+# --- the SQL savers' version codec (warpgraph.checkpoint._sql.codec) ---
+def compact_version(version: Any) -> Any:
+    """``[n, r]`` for a saver version ``f"{n:032}.{r:016}"`` that formats back exactly;
+    any other value unchanged."""
+
+def share_seen(parent_vs: dict[str, dict[str, Any]], vs: Any) -> dict[str, dict[str, Any]]:
+    """``versions_seen`` whose entries are the parent's dicts where the versions are the
+    same (same type and equal), fresh dict copies elsewhere."""
+
+def versions_delta(
+    base_cv: dict[str, Any],
+    base_vs: dict[str, dict[str, Any]],
+    cv: dict[str, Any],
+    vs: dict[str, dict[str, Any]],
+) -> tuple[
+    dict[str, Any], list[str], dict[str, dict[str, Any]], dict[str, list[str]], list[str], int
+]:
+    """``(set_cv, del_cv, set_vs, del_vs_keys, del_vs, size)`` turning the base versions
+    into ``(cv, vs)``, versions compacted; size counts every entry."""
+
+def full_versions(
+    cv: dict[str, Any], vs: dict[str, dict[str, Any]]
+) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    """Fresh copies of ``(cv, vs)`` with every version compacted."""
+
 def pack_checkpoint_envelope(checkpoint: dict[Any, Any]) -> bytes:
     """``ormsgpack.packb`` of the checkpoint without ``channel_values`` (OPT_NON_STR_KEYS).
 

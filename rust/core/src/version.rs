@@ -269,6 +269,23 @@ pub fn format_float_016(x: f64) -> String {
     out
 }
 
+/// The parts `(n, r)` of a saver version string `"{n:032}.{r:016}"`, when formatting
+/// them back gives exactly `s` (so a compact `[n, r]` form decodes to the same string);
+/// `None` for any other string.
+pub fn split_saver_version(s: &str) -> Option<(u128, f64)> {
+    let b = s.as_bytes();
+    if b.len() < 49 || b[32] != b'.' || !b[..32].iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let n: u128 = s[..32].parse().ok()?;
+    let suffix = &s[33..];
+    let r: f64 = suffix.parse().ok()?;
+    if format_float_016(r) != suffix {
+        return None;
+    }
+    Some((n, r))
+}
+
 static RNG_COUNTER: AtomicU64 = AtomicU64::new(0);
 static RNG_SEED: OnceLock<u64> = OnceLock::new();
 
@@ -609,6 +626,38 @@ mod tests {
                 assert_eq!(py_float_repr(x), py_float_repr_general(x), "{x:e}");
                 assert_eq!(py_float_repr(-x), py_float_repr_general(-x));
             }
+        }
+    }
+
+    #[test]
+    fn split_saver_version_round_trips_only_exact_strings() {
+        let v = "00000000000000000000000000000002.0.4892038331441415";
+        assert_eq!(split_saver_version(v), Some((2, 0.4892038331441415)));
+        let padded = "00000000000000000000000000000001.00000000000000.5";
+        assert_eq!(split_saver_version(padded), Some((1, 0.5)));
+        let big = "99999999999999999999999999999999.0.1234567890123456";
+        assert_eq!(
+            split_saver_version(big),
+            Some((99_999_999_999_999_999_999_999_999_999_999, 0.1234567890123456))
+        );
+        for other in [
+            "00000000000000000000000000000002.0.48920383314414150", // not shortest
+            "0000000000000000000000000000002.0.4892038331441415",   // 31 digits
+            "00000000000000000000000000000002,0.4892038331441415",
+            "0000000000000000000000000000000x.0.4892038331441415",
+            "00000000000000000000000000000002.0000000000000000.5", // over-padded
+            "00000000000000000000000000000002.           0.5e-1",
+            "short",
+            "",
+        ] {
+            assert_eq!(split_saver_version(other), None, "{other}");
+        }
+        // every packed form formats back to its string
+        for i in 0..1000u64 {
+            let r = random_unit();
+            let s = format!("{:032}.{}", i * 7919, format_float_016(r));
+            let (n, back) = split_saver_version(&s).expect(&s);
+            assert_eq!(format!("{n:032}.{}", format_float_016(back)), s);
         }
     }
 

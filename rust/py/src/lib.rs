@@ -3,11 +3,13 @@ use pyo3::prelude::*;
 
 mod engine;
 mod functions;
+mod sqlcodec;
 
 #[pymodule(gil_used = false)]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     functions::register(m)?;
     engine::register(m)?;
+    sqlcodec::register(m)?;
     Ok(())
 }

@@ -31,6 +31,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from warpgraph import _core
 from warpgraph.checkpoint.base import (
     WRITES_IDX_MAP,
     ChannelVersions,
@@ -50,45 +51,14 @@ _CORE_KEYS = frozenset(
 )
 
 
-_ENCODED: dict[str, Any] = {}  # memo: the same version strings recur in every checkpoint
-_DECODED: dict[tuple, str] = {}
+_DECODED: dict[tuple, str] = {}  # memo: the same versions recur in every checkpoint
 _MEMO_LIMIT = 65_536
 
+encode_version = _core.compact_version
+"""LangGraph saver versions `f"{n:032}.{r:016}"` (49-53 chars) become `[n, r]` (in Rust).
 
-def encode_version(version: Any) -> Any:
-    """LangGraph saver versions `f"{n:032}.{r:016}"` (49-53 chars) become `[n, r]`.
-
-    Anything else (ints, floats, other strings) is kept as is. Only strings that format
-    back byte-identically are packed, so decoding is exact.
-    """
-    if type(version) is not str:
-        return version
-    hit = _ENCODED.get(version)
-    if hit is not None:
-        return hit
-    out: Any = version
-    if len(version) >= 49 and version[32] == "." and version[:32].isdigit():
-        suffix = version[33:]
-        try:
-            rnd = float(suffix)
-        except ValueError:
-            rnd = None
-        if rnd is not None:
-            n = int(version[:32])
-            # `{rnd:016}` is repr(rnd) unless that is shorter than 16 (then zero-padded):
-            # the cheap repr test decides the usual case, the full format the rest
-            text = repr(rnd)
-            if (
-                len(text) >= 16
-                and text == suffix
-                and version[:32].isascii()
-                or f"{n:032}.{rnd:016}" == version
-            ):
-                out = [n, rnd]
-    if len(_ENCODED) >= _MEMO_LIMIT:
-        _ENCODED.clear()
-    _ENCODED[version] = out
-    return out
+Anything else (ints, floats, other strings) is kept as is. Only strings that format back
+byte-identically are packed, so `decode_version` is exact."""
 
 
 def decode_version(value: Any) -> Any:
@@ -136,68 +106,6 @@ class VersionsState:
             + sum(map(len, self.versions_seen.values()))
             + len(self.inline)
         )
-
-
-@dataclass(slots=True)
-class VersionsDelta:
-    """Encoded (compact) difference between two version states."""
-
-    set_cv: dict[str, Any] = field(default_factory=dict)
-    del_cv: list[str] = field(default_factory=list)
-    set_vs: dict[str, dict[str, Any]] = field(default_factory=dict)
-    del_vs_keys: dict[str, list[str]] = field(default_factory=dict)
-    del_vs: list[str] = field(default_factory=list)
-
-    def size(self) -> int:
-        return (
-            len(self.set_cv)
-            + len(self.del_cv)
-            + sum(map(len, self.set_vs.values()))
-            + sum(map(len, self.del_vs_keys.values()))
-            + len(self.del_vs)
-        )
-
-
-def diff_versions(
-    base_cv: Mapping[str, Any],
-    base_vs: Mapping[str, Mapping[str, Any]],
-    cv: Mapping[str, Any],
-    vs: Mapping[str, Mapping[str, Any]],
-) -> VersionsDelta:
-    """The delta that turns (base_cv, base_vs) into (cv, vs); versions encoded."""
-    miss = _MISS
-    enc = encode_version
-    delta = VersionsDelta()
-    set_cv = delta.set_cv
-    get = base_cv.get
-    for k, v in cv.items():
-        b = get(k, miss)
-        if b is not v and (b != v or type(b) is not type(v)):
-            set_cv[k] = enc(v)
-    if len(base_cv) > len(cv) - len(set_cv):  # some base key is gone
-        delta.del_cv = [k for k in base_cv if k not in cv]
-    for node, seen in vs.items():
-        old = base_vs.get(node)
-        if old is None:
-            delta.set_vs[node] = {k: enc(v) for k, v in seen.items()}
-            continue
-        if old is seen:
-            continue
-        oget = old.get
-        changed = {}
-        for k, v in seen.items():
-            b = oget(k, miss)
-            if b is not v and (b != v or type(b) is not type(v)):
-                changed[k] = enc(v)
-        if changed:
-            delta.set_vs[node] = changed
-        if len(old) > len(seen) - len(changed):
-            gone = [k for k in old if k not in seen]
-            if gone:
-                delta.del_vs_keys[node] = gone
-    if len(base_vs) > len(vs) - len(delta.set_vs):
-        delta.del_vs = [k for k in base_vs if k not in vs]
-    return delta
 
 
 def apply_delta(
@@ -266,15 +174,8 @@ def encode_checkpoint(
         depth = 0
     else:
         # share the parent's (immutable) inner dicts that did not change: cheaper copies,
-        # and `diff_versions` skips shared ones by identity
-        pvs = parent_state.versions_seen
-        vs = {}
-        for k, v in checkpoint["versions_seen"].items():
-            old = pvs.get(k)
-            if old is not None and old == v and all(map(_same_type, old.values(), v.values())):
-                vs[k] = old
-            else:
-                vs[k] = dict(v)
+        # and `versions_delta` skips shared ones by identity
+        vs = _core.share_seen(parent_state.versions_seen, checkpoint["versions_seen"])
         depth = parent_state.depth + 1
     state = VersionsState(checkpoint["id"], depth, None, cv, vs)
     if blobs is not None:
@@ -287,18 +188,19 @@ def encode_checkpoint(
     base = None if parent_state is None else find_base(parent_state, skip_base_depth(depth))
     delta = None
     if base is not None:
-        delta = diff_versions(base.channel_versions, base.versions_seen, cv, vs)
+        # (set_cv, del_cv, set_vs, del_vs_keys, del_vs, size), versions compacted
+        delta = _core.versions_delta(base.channel_versions, base.versions_seen, cv, vs)
         # inline values are (type, bytes) pairs: hashable, so the set difference is exact
         set_i = dict(state.inline.items() - base.inline.items())
         del_i = list(base.inline.keys() - state.inline.keys())
-        size = delta.size() + len(set_i) + len(del_i)
+        size = delta[5] + len(set_i) + len(del_i)
         if size * 2 >= state.size() and state.size() > 8:
             delta = None
     if delta is None:
         _put_full(record, state)
     else:
         state.base_id = base.checkpoint_id  # type: ignore[union-attr]
-        _put_delta(record, delta)
+        _put_delta(record, *delta[:5])
         if set_i:
             record["i"] = {k: list(v) for k, v in set_i.items()}
         if del_i:
@@ -330,15 +232,8 @@ def _inline_values(
     return inline
 
 
-def _same_type(a: Any, b: Any) -> bool:
-    return type(a) is type(b)
-
-
 def _put_full(record: dict[str, Any], state: VersionsState) -> None:
-    record["c"] = {k: encode_version(v) for k, v in state.channel_versions.items()}
-    record["s"] = {
-        n: {k: encode_version(v) for k, v in s.items()} for n, s in state.versions_seen.items()
-    }
+    record["c"], record["s"] = _core.full_versions(state.channel_versions, state.versions_seen)
     if state.inline:
         record["i"] = {k: list(v) for k, v in state.inline.items()}
 
@@ -350,16 +245,23 @@ def full_record(serde: SerializerProtocol, record: dict[str, Any], state: Versio
     return _dump(serde, "checkpoint", out)
 
 
-def _put_delta(record: dict[str, Any], delta: VersionsDelta) -> None:
-    record["c"] = delta.set_cv
-    if delta.del_cv:
-        record["cd"] = delta.del_cv
-    if delta.set_vs:
-        record["s"] = delta.set_vs
-    if delta.del_vs_keys:
-        record["sk"] = delta.del_vs_keys
-    if delta.del_vs:
-        record["sd"] = delta.del_vs
+def _put_delta(
+    record: dict[str, Any],
+    set_cv: dict[str, Any],
+    del_cv: list[str],
+    set_vs: dict[str, dict[str, Any]],
+    del_vs_keys: dict[str, list[str]],
+    del_vs: list[str],
+) -> None:
+    record["c"] = set_cv
+    if del_cv:
+        record["cd"] = del_cv
+    if set_vs:
+        record["s"] = set_vs
+    if del_vs_keys:
+        record["sk"] = del_vs_keys
+    if del_vs:
+        record["sd"] = del_vs
 
 
 def state_from_record(
