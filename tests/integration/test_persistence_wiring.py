@@ -60,17 +60,19 @@ def _tree(graph: Any, config: dict) -> list:
     ]
 
 
+def _describe_ops(ops: list) -> list:
+    return [
+        ("put", op.metadata.get("step"))
+        if isinstance(op, PutOp)
+        else ("writes", [v for c, v in op.writes if c == "log"])
+        for op in ops
+    ]
+
+
 def _record(saver: Any, attr: str, calls: list) -> None:
     """Record every `attr` call's items (kind, task's logged values) on the instance."""
     orig = getattr(saver, attr)
-
-    def describe(ops: list) -> list:
-        return [
-            ("put", op.metadata.get("step"))
-            if isinstance(op, PutOp)
-            else ("writes", [v for c, v in op.writes if c == "log"])
-            for op in ops
-        ]
+    describe = _describe_ops
 
     if asyncio.iscoroutinefunction(orig):
 
@@ -116,6 +118,79 @@ def test_sync_durability_commits_each_step_in_one_batch(tmp_path) -> None:
         [("writes", [[2]]), ("put", 3)],
     ]
     assert (out, tree) == _reference_chain()
+
+
+def _failing_chain(lib: str, n: int, fail_at: int) -> Any:
+    graph_mod = importlib.import_module(f"{lib}.graph")
+    g = graph_mod.StateGraph(S)
+    prev = graph_mod.START
+    for i in range(n):
+
+        def node(s: S, i: int = i) -> dict:
+            if i == fail_at:
+                raise ValueError(f"node {i} fails")
+            return {"log": [i]}
+
+        g.add_node(f"n{i}", node)
+        g.add_edge(prev, f"n{i}")
+        prev = f"n{i}"
+    g.add_edge(prev, graph_mod.END)
+    return g
+
+
+@pytest.mark.parametrize("durability", ["sync", "async"])
+@pytest.mark.parametrize("fail_at", [None, 3])
+def test_lone_steps_give_a_batching_saver_what_the_drivers_would(
+    tmp_path, monkeypatch, durability: str, fail_at: int | None
+) -> None:
+    """Steps of one plain task run inside the step machine (pregel/_lone.py) with a
+    batching or group-commit session too: the saver gets the same batches, in the same
+    order, as on the general path (the runner), a failing node included; the history
+    equals LangGraph's."""
+    import warpgraph.pregel._loop as loop_mod
+    from langgraph.checkpoint.sqlite import SqliteSaver as RefSqlite
+    from warpgraph.pregel._runner import PregelRunner
+
+    ticks: list = []
+    tick = PregelRunner.tick
+    monkeypatch.setattr(
+        PregelRunner, "tick", lambda self, *a, **k: ticks.append(1) or tick(self, *a, **k)
+    )
+
+    def run(lib: str, saver: Any) -> tuple:
+        calls: list = []
+        if lib == "warpgraph" and durability == "sync":
+            _record(saver, "put_batch", calls)
+        elif lib == "warpgraph":  # the group-commit writer takes one op per submit
+            writer = saver.shared_writer()
+            submit = writer.submit
+            monkeypatch.setattr(writer, "submit", lambda op: calls.append(op) or submit(op))
+        graph = _failing_chain(lib, 6, -1 if fail_at is None else fail_at).compile(
+            checkpointer=saver
+        )
+        config = {"configurable": {"thread_id": "lone"}}
+        try:
+            out = graph.invoke({"log": ["in"]}, config, durability=durability)
+        except ValueError as exc:
+            out = repr(exc)
+        return calls, out, _tree(graph, config)
+
+    lone_ok = loop_mod.lone_steps_ok
+    results = []
+    for lone in (True, False):
+        monkeypatch.setattr(loop_mod, "lone_steps_ok", lone_ok if lone else lambda loop: False)
+        ticks.clear()
+        with SqliteSaver.from_conn_string(str(tmp_path / f"{lone}.db")) as saver:
+            results.append(run("warpgraph", saver))
+        results.append(len(ticks))
+    (lone_calls, lone_out, lone_tree), lone_ticks, general, general_ticks = results
+    if durability == "async":  # submitted ops: their kind, step and task writes
+        lone_calls = _describe_ops(lone_calls)
+        general = (_describe_ops(general[0]), *general[1:])
+    assert lone_ticks <= 1 < general_ticks  # the lone path did run the steps
+    assert (lone_calls, lone_out, lone_tree) == general
+    with RefSqlite.from_conn_string(str(tmp_path / "ref.db")) as ref:
+        assert run("langgraph", ref)[1:] == (lone_out, lone_tree)
 
 
 def test_sync_durability_on_postgres_is_one_batch_per_step(pg_dsn: str) -> None:

@@ -40,12 +40,17 @@ def drive(
     session = (
         SaverSession(saver, loop.durability, False, loop.is_nested) if saver is not None else None
     )
-    # nobody consumes chunks between steps and nothing hooks the tasks: the runner would
-    # run a lone task in this thread, so the loop may do it itself, and perform its saver
-    # ops itself when the session would only pass them on as they are
-    loop.direct = (
-        session.direct if session is not None and session.raw and not session.hooks_tasks else None
-    )
+    # nobody consumes chunks between steps: the runner would run a lone task in this
+    # thread, so the loop may do it itself, and hand its saver ops on itself: as they are
+    # when the session only passes them on, else through the session (batch / writer mode
+    # taking each task's writes: the same calls the driver makes, in the same order)
+    if session is None:
+        loop.direct = None
+    elif session.raw and not session.hooks_tasks:
+        loop.direct = session.direct
+    elif session.mode != "plain" and session.hooks_tasks:
+        loop.direct = session.write_now
+        loop.lone_session = session
     loop.inline = (
         (session is None or loop.direct is not None)
         and out is None

@@ -2,13 +2,19 @@
 
 Most steps of chains and loops run exactly one task. When nothing observes a step from
 outside (the sync driver with no stream consumer, no interrupts, no retry policy or
-timeout, and either no saver or one the session passes ops to unchanged: `loop.direct`)
-and the task's node has a plan (`_algo.node_plan`: a plain function and warpgraph's own
+timeout, and either no saver, one the session passes ops to unchanged, or a batching /
+group-commit session: `loop.direct`, `loop.lone_session`) and the task's node has a plan (`_algo.node_plan`: a plain function and warpgraph's own
 writers), the whole step is: prepare, run the function in a copy of the context made for
 it, commit its writes, apply them, checkpoint. Without a saver, applying, the next
 checkpoint id and the next step's tasks take one crossing (`Engine.advance`).
 `lone_steps` does that for as many steps as qualify and returns, without having changed
 anything, at the first step that does not: the general loop then does that step.
+
+With a session, the loop makes the driver's calls itself, in the driver's order: `flush`
+before the task runs (the previous checkpoint commits first), the task's writes through
+`task_done` (the runner hook's `task_writes(ops, last=True)`), the checkpoint through
+`write_now`; in writer mode the session is the active one while the task runs (nested
+runs share its writer).
 
 Nothing observable differs from the general path: the same task object (config built on
 first use), the same context isolation, the same writes, saver calls, versions and errors."""
@@ -33,6 +39,7 @@ from warpgraph.pregel._algo import (
     lazy_plans,
     lazy_task,
 )
+from warpgraph.pregel._persist import ACTIVE
 from warpgraph.pregel._retry import _run_unconfigured
 from warpgraph.pregel._stream import LATEST
 from warpgraph.runtime import Runtime
@@ -72,6 +79,8 @@ def lone_steps(loop: Any) -> None:
     track = loop._track_values or loop._want_values
     lazy_values = loop._lazy_values
     direct = loop.direct
+    session = loop.lone_session
+    writer = session is not None and session.mode == "writer"
     advance = engine.advance
     v = loop.checkpoint_v
     step = loop.step
@@ -107,17 +116,23 @@ def lone_steps(loop: Any) -> None:
         )
         if direct is not None:
             loop.tasks = {task_id: t}
+            if session is not None:
+                session.flush()  # the previous checkpoint commits before this task runs
+        token = ACTIVE.set(session) if writer else None  # nested runs share its writer
         try:
             copy_context().run(_run_unconfigured, t, raw_config, True)  # (a copy per task)
         except Exception as exc:
             loop.tasks = {task_id: t}
             loop.on_task_done(t, exc)
-            _perform(loop, direct)
+            _perform(loop, direct, session)
             raise
+        finally:
+            if token is not None:
+                ACTIVE.reset(token)
         ws = t.writes
         if direct is not None:
             loop.on_task_done(t, None)  # pending writes, and the saver's put_writes
-            _perform(loop, direct)
+            _perform(loop, direct, session)
         elif not ws or (ws[0][0] in CONTROL_WRITES and all(c in CONTROL_WRITES for c, _ in ws)):
             ws.append((NO_WRITES, None))
         if direct is None:  # apply, next id and next tasks in one crossing
@@ -162,9 +177,13 @@ def lone_plans(graph: Any) -> dict:
     return runs
 
 
-def _perform(loop: Any, direct: Any) -> None:
-    """The saver ops the loop queued, performed now (what the driver would do next)."""
+def _perform(loop: Any, direct: Any, session: Any) -> None:
+    """The saver ops the loop queued for a finished task, performed now (what the driver
+    would do next)."""
     while loop._io:
         ops, loop._io = loop._io, []
+        if session is not None:
+            session.task_done(ops)
+            continue
         for op in ops:
             direct(op)

@@ -103,8 +103,11 @@ class PregelLoop:
         self.captured = capture_interrupts
         # set by the sync driver when a lone task may run inside the step machine
         self.inline = False
-        # set by the sync driver when the loop may call the saver for plain ops itself
+        # set by the sync driver when the loop may hand its saver ops on itself: `direct(op)`
+        # performs a write op; with a batching / group-commit session (`lone_session`),
+        # task writes and commits go through that session's methods
         self.direct: Any = None
+        self.lone_session: Any = None
         self.status = "input"
         self.output: Any = None
         self.tasks: dict[str, Any] = {}

@@ -404,6 +404,19 @@ class SaverSession:
         return out
 
     # --- sync executor ----------------------------------------------------------------
+    def write_now(self, op: tuple) -> None:
+        """A write op from a lone step (`pregel/_lone.py`): what the driver does with it."""
+        items = self.write(op)
+        if items:
+            self.commit(items)
+
+    def task_done(self, ops: list[tuple]) -> None:
+        """The writes of a lone step's task (the only one of its step): what the runner's
+        `hook` does with them."""
+        items = self.task_writes(ops, True)
+        if items:
+            self.commit(items)
+
     def direct(self, op: tuple) -> None:
         """A `raw` session's write op, called on the saver as it is."""
         if op[0] == "put":
