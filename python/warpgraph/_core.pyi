@@ -23,6 +23,10 @@ def uuid6(clock_seq: int | None = None) -> str:
 def xxh3_128_hexdigest(data: bytes) -> str:
     """xxh3_128 of ``data`` as 32 lowercase hex digits (interrupt ids, namespace hashes)."""
 
+def checkpoint_metadata(config: Any, metadata: Any, excluded: set[str]) -> dict[str, Any]:
+    """``warpgraph.checkpoint.base.get_checkpoint_metadata`` (``excluded``: the keys never
+    copied from the config)."""
+
 # --- the SQL savers' version codec (warpgraph.checkpoint._sql.codec) ---
 def compact_version(version: Any) -> Any:
     """``[n, r]`` for a saver version ``f"{n:032}.{r:016}"`` that formats back exactly;
@@ -145,4 +149,9 @@ class Engine:
     def create_checkpoint(
         self, checkpoint_id: str, ts: str, updated_channels: list[str] | None
     ) -> dict[str, Any]: ...
+    def create_checkpoint_packed(
+        self, checkpoint_id: str, ts: str, updated_channels: list[str] | None
+    ) -> tuple[dict[str, Any], bytes | None]:
+        """``create_checkpoint`` and its envelope (``pack_checkpoint_envelope``'s bytes for
+        it), encoded in the same call; None when that fast path does not apply."""
     def new_versions(self, previous: dict[str, Any]) -> dict[str, Any]: ...

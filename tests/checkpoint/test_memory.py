@@ -3,10 +3,16 @@ storage rules warpgraph adds (blob sharing, atomic puts, prune/copy/delete_for_r
 
 from __future__ import annotations
 
+import enum
+import operator
 import random
 import re
+from typing import Annotated
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from typing_extensions import TypedDict
 from warpgraph.checkpoint.base import (
     WRITES_IDX_MAP,
     BaseCheckpointSaver,
@@ -258,6 +264,57 @@ def test_metadata_merge_matches_reference() -> None:
     assert get_checkpoint_metadata(config, md) == ref_base.get_checkpoint_metadata(config, md)
 
 
+class _Color(str, enum.Enum):
+    RED = "red"
+
+
+class _Level(enum.IntEnum):
+    HIGH = 3
+
+
+_meta_keys = st.sampled_from(
+    [
+        "source",
+        "step",
+        "user",
+        "thread_id",
+        "checkpoint_id",
+        "checkpoint_ns",
+        "langgraph_node",
+        "__private",
+        "_one",
+        "run_id",
+        "k\u0000",
+        "",
+    ]
+)
+_meta_values = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.floats(allow_nan=False),
+    st.text(alphabet=st.sampled_from(["a", "\u0000", "é", " "]), max_size=5),
+    st.sampled_from([_Color.RED, _Level.HIGH, b"raw", ("t",), object()]),
+    st.dictionaries(st.text(max_size=2), st.integers(), max_size=2),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.dictionaries(_meta_keys, _meta_values, max_size=5),
+    st.one_of(st.none(), st.dictionaries(_meta_keys, _meta_values, max_size=5)),
+    st.one_of(st.none(), st.dictionaries(_meta_keys, _meta_values, max_size=6)),
+)
+def test_metadata_merge_matches_reference_on_generated_configs(md, meta, conf) -> None:
+    """The native merge (one crossing per checkpoint) against LangGraph's, value types
+    included (a str subclass comes out as a plain str, an IntEnum as itself)."""
+    config = {"metadata": meta, "configurable": conf}
+    got = get_checkpoint_metadata(config, md)
+    want = ref_base.get_checkpoint_metadata(config, md)
+    assert got == want
+    assert [(k, type(v)) for k, v in got.items()] == [(k, type(v)) for k, v in want.items()]
+
+
 def test_base_class_contract() -> None:
     class Minimal(BaseCheckpointSaver):
         def get_tuple(self, config):
@@ -325,3 +382,87 @@ def test_with_allowlist_through_encrypted_serializer() -> None:
     assert isinstance(clone.serde, EncryptedSerializer)
     assert clone.get_tuple(_cfg()).checkpoint["channel_values"] == {"p": _P(1)}
     assert dataclasses.is_dataclass(_P)
+
+
+# --- envelopes the engine encodes with the checkpoint ---------------------------------------
+
+
+class _EnvState(TypedDict):
+    n: int
+    log: Annotated[list, operator.add]
+
+
+def _graphs_for_envelopes():
+    from warpgraph.graph import END, START, StateGraph
+    from warpgraph.types import Send
+
+    S = _EnvState
+    loop = StateGraph(S)  # a self-loop (lone steps)
+    loop.add_node("inc", lambda s: {"n": s["n"] + 1, "log": [s["n"]]})
+    loop.add_edge(START, "inc")
+    loop.add_conditional_edges("inc", lambda s: "inc" if s["n"] < 12 else END)
+
+    wide = StateGraph(S)  # parallel branches, a join and a Send fan-out (general path)
+    wide.add_node("a", lambda s: {"log": ["a"]})
+    wide.add_node("b", lambda s: {"log": ["b"]})
+    wide.add_node("each", lambda s: {"log": [s["n"]]})
+    wide.add_node("join", lambda s: {"n": len(s["log"])})
+    wide.add_edge(START, "a")
+    wide.add_edge(START, "b")
+    wide.add_edge(["a", "b"], "join")
+    wide.add_conditional_edges(
+        "join", lambda s: [Send("each", {"n": i, "log": []}) for i in range(3)]
+    )
+    wide.add_edge("each", END)
+
+    sub = StateGraph(S)
+    sub.add_node("inner", lambda s: {"log": ["inner"]})
+    sub.add_edge(START, "inner")
+    parent = StateGraph(S)  # a subgraph node: its own namespace and loop
+    parent.add_node("sub", sub.compile())
+    parent.add_node("after", lambda s: {"n": 99})
+    parent.add_edge(START, "sub")
+    parent.add_edge("sub", "after")
+    return [loop, wide, parent]
+
+
+def test_engine_encoded_envelopes_equal_the_serializers(monkeypatch) -> None:
+    """With warpgraph's InMemorySaver the engine encodes each checkpoint's envelope when it
+    creates the checkpoint (`create_checkpoint_packed`); the stored bytes must be exactly
+    what the saver's serializer gives for the checkpoint without its values."""
+    checked: list[bool] = []
+    store = InMemorySaver._store
+
+    def checking(self, config, checkpoint, metadata, new_versions, envelope):
+        if envelope is not None:
+            rest = {k: v for k, v in checkpoint.items() if k != "channel_values"}
+            checked.append(self.serde.dumps_typed(rest) == ("msgpack", envelope))
+        return store(self, config, checkpoint, metadata, new_versions, envelope)
+
+    monkeypatch.setattr(InMemorySaver, "_store", checking)
+    for i, builder in enumerate(_graphs_for_envelopes()):
+        saver = InMemorySaver()
+        assert saver.takes_packed_puts()
+        graph = builder.compile(checkpointer=saver)
+        config = {"configurable": {"thread_id": f"e{i}"}}
+        graph.invoke({"n": 0, "log": []}, config)
+        graph.invoke({"n": 1, "log": ["again"]}, config)  # a second run on the thread
+        for snapshot in graph.get_state_history(config):  # every stored envelope decodes
+            assert snapshot.metadata["step"] >= -1
+    assert len(checked) > 20 and all(checked)
+
+
+def test_a_saver_overriding_put_gets_plain_puts() -> None:
+    calls: list[str] = []
+
+    class Logging(InMemorySaver):
+        def put(self, config, checkpoint, metadata, new_versions):
+            calls.append(checkpoint["id"])
+            return super().put(config, checkpoint, metadata, new_versions)
+
+    saver = Logging()
+    assert not saver.takes_packed_puts()
+    graph = _graphs_for_envelopes()[0].compile(checkpointer=saver)
+    config = {"configurable": {"thread_id": "p"}}
+    graph.invoke({"n": 0, "log": []}, config)
+    assert len(calls) == len(list(saver.list(config))) > 10

@@ -48,6 +48,8 @@ def drive(
         loop.direct = None
     elif session.raw and not session.hooks_tasks:
         loop.direct = session.direct
+        # the engine may encode the envelope of each checkpoint it creates for the saver
+        loop.packed_puts = bool(getattr(saver, "takes_packed_puts", _no)())
     elif session.mode != "plain" and session.hooks_tasks:
         loop.direct = session.write_now
         loop.lone_session = session
@@ -65,6 +67,10 @@ def drive(
         machine.close()
         if session is not None and not session.closed:
             _quiet(session.close)  # the consumer stopped early: keep what was produced
+
+
+def _no() -> bool:
+    return False
 
 
 _EMIT = "emit"

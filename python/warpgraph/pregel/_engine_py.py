@@ -322,6 +322,12 @@ class Engine:
             "updated_channels": sorted(updated_channels) if updated_channels is not None else None,
         }
 
+    def create_checkpoint_packed(
+        self, checkpoint_id: str, ts: str, updated_channels: list[str] | None
+    ) -> tuple[dict, None]:
+        """(the checkpoint, None): the saver encodes the envelope itself."""
+        return self.create_checkpoint(checkpoint_id, ts, updated_channels), None
+
     def new_versions(self, previous: dict) -> dict:
         cur = self._versions
         if not previous:

@@ -108,6 +108,9 @@ class PregelLoop:
         # task writes and commits go through that session's methods
         self.direct: Any = None
         self.lone_session: Any = None
+        # set by the sync driver when `direct` stores puts carrying the envelope the engine
+        # encoded with the checkpoint (warpgraph's InMemorySaver: `takes_packed_puts`)
+        self.packed_puts = False
         self.status = "input"
         self.output: Any = None
         self.tasks: dict[str, Any] = {}
@@ -663,7 +666,13 @@ class PregelLoop:
         if not exiting:
             self.checkpoint_id = _engine.uuid6(self.step)
         if do_cp:
-            cp = self.engine.create_checkpoint(self.checkpoint_id, now(), self._cp_updated)
+            envelope = None
+            if self.packed_puts:
+                cp, envelope = self.engine.create_checkpoint_packed(
+                    self.checkpoint_id, now(), self._cp_updated
+                )
+            else:
+                cp = self.engine.create_checkpoint(self.checkpoint_id, now(), self._cp_updated)
             if self._untracked and TASKS in cp["channel_values"]:
                 cp["channel_values"][TASKS] = [
                     sanitize_send(v, self._untracked) if isinstance(v, Send) else v
@@ -682,7 +691,10 @@ class PregelLoop:
             self.checkpoint_previous_versions = (
                 cp["channel_versions"] if self._own_saver else dict(cp["channel_versions"])
             )
-            yield ("put", cc, cp, self.checkpoint_metadata, new_versions)
+            if envelope is None:
+                yield ("put", cc, cp, self.checkpoint_metadata, new_versions)
+            else:
+                yield ("put", cc, cp, self.checkpoint_metadata, new_versions, envelope)
             self.checkpoint_config = {
                 **cc,
                 CONF: {**cc[CONF], CONFIG_KEY_CHECKPOINT_ID: self.checkpoint_id},

@@ -392,7 +392,7 @@ class SaverSession:
         for it in items:
             if type(it) is tuple:  # a raw op (see `raw`)
                 if it[0] == "put":
-                    out.append(("put", it[1:], {}))
+                    out.append(("put", it[1:5], {}))  # (without an engine-encoded envelope)
                 else:
                     out.append(("put_writes", it[1:] if self.task_path else it[1:4], {}))
             elif type(it) is PutOp:
@@ -418,9 +418,13 @@ class SaverSession:
             self.commit(items)
 
     def direct(self, op: tuple) -> None:
-        """A `raw` session's write op, called on the saver as it is."""
+        """A `raw` session's write op, called on the saver as it is (a put with its
+        envelope encoded by the engine - `loop.packed_puts` - stored as such)."""
         if op[0] == "put":
-            self.saver.put(*op[1:])
+            if len(op) == 6:
+                self.saver._store(*op[1:])
+            else:
+                self.saver.put(*op[1:])
         elif self.task_path:
             self.saver.put_writes(*op[1:])
         else:

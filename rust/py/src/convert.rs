@@ -288,6 +288,11 @@ impl Mirror {
         if seen { &mut s.vs } else { &mut s.cv }.clear();
     }
 
+    /// The encoded envelope sections of the mirrors.
+    pub fn sections(&self) -> &SharedSections {
+        &self.env
+    }
+
     /// Registers the envelope entries of a checkpoint's `channel_versions` and
     /// `versions_seen` (copies of the synced mirrors) for `pack_checkpoint_envelope`.
     pub fn register_envelope(&self, versions: &Bound<'_, PyDict>, seen: &Bound<'_, PyDict>) {

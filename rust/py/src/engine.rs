@@ -20,7 +20,7 @@ use std::sync::{Arc, Mutex};
 use pyo3::exceptions::PyTypeError;
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList, PyString};
+use pyo3::types::{PyBytes, PyDict, PyList, PyString};
 use warpgraph_core::apply::{Run, TaskWrites};
 use warpgraph_core::error::CoreError;
 use warpgraph_core::ids::checkpoint_id_bytes_into;
@@ -473,6 +473,31 @@ impl Engine {
             None => d.set_item(intern!(py, "updated_channels"), py.None())?,
         }
         Ok(d)
+    }
+
+    /// `create_checkpoint` and, in the same call, its envelope: the bytes
+    /// `pack_checkpoint_envelope` gives for it (None when that fast path does not apply).
+    /// The version dicts are written from the mirrors' encoded sections without the
+    /// identity check a later `pack_checkpoint_envelope` needs: they are copies of the
+    /// mirrors made in this call, before any Python code could see them.
+    fn create_checkpoint_packed<'py>(
+        &mut self,
+        py: Python<'py>,
+        checkpoint_id: &str,
+        ts: &str,
+        updated_channels: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<(Bound<'py, PyDict>, Option<Bound<'py, PyBytes>>)> {
+        let d = self.create_checkpoint(py, checkpoint_id, ts, updated_channels)?;
+        let cv = d.get_item(intern!(py, "channel_versions"))?;
+        let vs = d.get_item(intern!(py, "versions_seen"))?;
+        let envelope = match (cv, vs) {
+            (Some(cv), Some(vs)) => crate::functions::pack_fresh_checkpoint(
+                &d,
+                (self.mirror.sections(), cv.as_ptr(), vs.as_ptr()),
+            ),
+            _ => None,
+        };
+        Ok((d, envelope))
     }
 
     /// get_new_channel_versions(previous, current channel_versions).

@@ -226,6 +226,26 @@ pub(crate) fn lock(s: &SharedSections) -> MutexGuard<'_, Sections> {
     s.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// Appends the encoding of a `channel_versions` (`seen` false) or `versions_seen` dict the
+/// engine copied from its synced mirror in the current call, straight from the section:
+/// nothing can have changed the dict or its objects since (no Python code ran), so the
+/// identity check of [`pack_registered`] is not needed. False (nothing written) when a
+/// slot could not be encoded here or the sizes differ.
+pub(crate) fn pack_fresh(
+    sections: &SharedSections,
+    seen: bool,
+    len: usize,
+    buf: &mut Vec<u8>,
+) -> bool {
+    let s = lock(sections);
+    let sec = if seen { &s.vs } else { &s.cv };
+    if sec.bad != 0 || sec.slots.len() != len || envelope::write_map_header(buf, len).is_err() {
+        return false;
+    }
+    buf.extend_from_slice(&sec.bytes);
+    true
+}
+
 /// One checkpoint's `channel_versions` or `versions_seen` dict.
 struct Record {
     dict: Py<PyDict>,

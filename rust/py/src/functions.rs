@@ -348,10 +348,19 @@ unsafe fn fast_pack_seen(
 }
 
 /// The fast path for a whole checkpoint (`channel_values` left out).
+/// The engine's sections and the two dicts it just copied from them (see
+/// [`envelope_cache::pack_fresh`]).
+pub(crate) type Fresh<'a> = (
+    &'a envelope_cache::SharedSections,
+    *mut ffi::PyObject,
+    *mut ffi::PyObject,
+);
+
 fn fast_pack_checkpoint(
     buf: &mut Vec<u8>,
     checkpoint: &Bound<'_, PyDict>,
     mut cache: Option<&mut SeenCache>,
+    fresh: Option<Fresh<'_>>,
 ) -> Result<(), Unsupported> {
     let py = checkpoint.py();
     let d = checkpoint.as_ptr();
@@ -380,6 +389,18 @@ fn fast_pack_checkpoint(
                 continue;
             }
             fast_pack(buf, k, 1)?;
+            if let Some((sections, cv, vs)) = fresh {
+                if (v == cv || v == vs)
+                    && envelope_cache::pack_fresh(
+                        sections,
+                        v == vs,
+                        ffi::PyDict_Size(v) as usize,
+                        buf,
+                    )
+                {
+                    continue;
+                }
+            }
             if (is_key(k, b"channel_versions") || is_key(k, b"versions_seen"))
                 && envelope_cache::pack_registered(buf, v)
             {
@@ -399,6 +420,19 @@ fn fast_pack_checkpoint(
     Ok(())
 }
 
+/// `pack_checkpoint_envelope(checkpoint)` for a checkpoint the engine just created, its
+/// two version dicts written from `fresh`'s sections; None when the fast path does not
+/// apply (the caller then lets the saver encode it).
+pub(crate) fn pack_fresh_checkpoint<'py>(
+    checkpoint: &Bound<'py, PyDict>,
+    fresh: Fresh<'_>,
+) -> Option<Bound<'py, PyBytes>> {
+    let mut buf = Vec::with_capacity(LAST_PACK_LEN.with(Cell::get).max(PACK_CAPACITY_HINT));
+    fast_pack_checkpoint(&mut buf, checkpoint, None, Some(fresh)).ok()?;
+    LAST_PACK_LEN.with(|c| c.set(buf.len()));
+    Some(PyBytes::new(checkpoint.py(), &buf))
+}
+
 /// `ormsgpack.packb(checkpoint minus "channel_values", option=OPT_NON_STR_KEYS)`, natively.
 #[pyfunction]
 fn pack_checkpoint_envelope<'py>(
@@ -406,7 +440,7 @@ fn pack_checkpoint_envelope<'py>(
     checkpoint: &Bound<'py, PyDict>,
 ) -> PyResult<Bound<'py, PyBytes>> {
     let mut buf = Vec::with_capacity(LAST_PACK_LEN.with(Cell::get).max(PACK_CAPACITY_HINT));
-    if seen_cache::with_cache(|c| fast_pack_checkpoint(&mut buf, checkpoint, c)).is_ok() {
+    if seen_cache::with_cache(|c| fast_pack_checkpoint(&mut buf, checkpoint, c, None)).is_ok() {
         LAST_PACK_LEN.with(|c| c.set(buf.len()));
         return Ok(PyBytes::new(py, &buf));
     }

@@ -3,6 +3,7 @@ use pyo3::prelude::*;
 
 mod engine;
 mod functions;
+mod metadata;
 mod sqlcodec;
 
 #[pymodule(gil_used = false)]
@@ -11,5 +12,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     functions::register(m)?;
     engine::register(m)?;
     sqlcodec::register(m)?;
+    metadata::register(m)?;
     Ok(())
 }

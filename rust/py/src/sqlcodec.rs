@@ -79,7 +79,11 @@ fn as_dict(obj: Bound<'_, PyAny>) -> PyResult<Bound<'_, PyDict>> {
         Ok(d) => Ok(d),
         Err(e) => {
             let obj = e.into_inner();
-            Ok(obj.py().get_type::<PyDict>().call1((obj,))?.cast_into::<PyDict>()?)
+            Ok(obj
+                .py()
+                .get_type::<PyDict>()
+                .call1((obj,))?
+                .cast_into::<PyDict>()?)
         }
     }
 }

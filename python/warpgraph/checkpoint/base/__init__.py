@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator, Collection, Iterator, Mapping, Sequen
 from datetime import datetime, timezone
 from typing import Any, Generic, Literal, NamedTuple, TypedDict, TypeVar
 
+from warpgraph import _core
 from warpgraph._internal._typing import MISSING
 from warpgraph.checkpoint.base.id import uuid6
 from warpgraph.checkpoint.serde.base import SerializerProtocol, maybe_add_typed_methods
@@ -124,21 +125,9 @@ def get_checkpoint_metadata(
     Keys already in `metadata`, excluded keys and `__`-private keys are not copied; nor are
     values that are not str/int/float/bool.
     """
-    out: dict[str, Any] = dict(metadata)
-    for k, v in metadata.items():
-        if isinstance(v, str) and "\u0000" in v:
-            out[k] = v.replace("\u0000", "")
-    for extra in (config.get("metadata"), config.get("configurable")):
-        if not extra:
-            continue
-        for key, value in extra.items():
-            if key in out or key in EXCLUDED_METADATA_KEYS or key.startswith("__"):
-                continue
-            if isinstance(value, str):
-                out[key] = value.replace("\u0000", "")
-            elif isinstance(value, (int, float)):  # bool is an int
-                out[key] = value
-    return out  # type: ignore[return-value]
+    # natively: every saver calls this once per checkpoint
+    merged = _core.checkpoint_metadata(config, metadata, EXCLUDED_METADATA_KEYS)
+    return merged  # type: ignore[return-value]
 
 
 def get_serializable_checkpoint_metadata(

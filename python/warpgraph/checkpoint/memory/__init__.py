@@ -215,6 +215,30 @@ class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAs
         Everything is serialized before anything is stored, so a value that cannot be
         serialized raises TypeError (naming the channel) and leaves the saver unchanged.
         """
+        return self._store(config, checkpoint, metadata, new_versions, None)
+
+    def takes_packed_puts(self) -> bool:
+        """Whether the engine may hand this saver checkpoints with their envelope already
+        encoded (`_store`): `put` and the envelope encoding are this class's own, and the
+        serializer is the default one (whose bytes the engine's encoding equals)."""
+        cls = type(self)
+        return (
+            _pack_envelope is not None
+            and cls.put is InMemorySaver.put
+            and cls._dump_envelope is InMemorySaver._dump_envelope
+            and type(self.serde) is JsonPlusSerializer
+        )
+
+    def _store(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+        envelope: bytes | None,
+    ) -> RunnableConfig:
+        """`put`, with the envelope already encoded when `envelope` is given (the engine's
+        `create_checkpoint_packed`: the bytes `_dump_envelope` would give)."""
         thread_id = config["configurable"]["thread_id"]
         ns = _ns(config)
         values = checkpoint["channel_values"]
@@ -229,11 +253,15 @@ class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAs
         except TypeError:
             self._dump("channel", values[channel], channel)  # raises, naming the channel
             raise
-        envelope = self._dump_envelope(checkpoint)  # type: ignore[arg-type]
+        typed = (
+            self._dump_envelope(checkpoint)  # type: ignore[arg-type]
+            if envelope is None
+            else ("msgpack", envelope)
+        )
         meta = self._dump("checkpoint metadata", get_checkpoint_metadata(config, metadata))
         self.blobs.update(blobs)
         parent_id = config["configurable"].get("checkpoint_id")
-        self.storage[thread_id][ns][checkpoint["id"]] = (envelope, meta, parent_id)
+        self.storage[thread_id][ns][checkpoint["id"]] = (typed, meta, parent_id)
         return _config(thread_id, ns, checkpoint["id"])
 
     def put_writes(

@@ -1,0 +1,86 @@
+//! `warpgraph.checkpoint.base.get_checkpoint_metadata` natively: every saver calls it once
+//! per checkpoint, and in Python it cost more than encoding the metadata.
+use pyo3::intern;
+use pyo3::prelude::*;
+use pyo3::types::{PyAnyMethods, PyDict, PyFloat, PyInt, PySet, PyString};
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(checkpoint_metadata, m)?)?;
+    Ok(())
+}
+
+/// `value.replace("\0", "")` for a str: the object itself when it is an exact str
+/// without NUL (what CPython's `replace` returns then too).
+fn strip_nul<'py>(value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    if let Ok(s) = value.cast_exact::<PyString>() {
+        if !s.to_str()?.contains('\0') {
+            return Ok(value.clone());
+        }
+    }
+    let py = value.py();
+    value.call_method1(intern!(py, "replace"), ("\0", ""))
+}
+
+/// `metadata` plus the scalar entries of `config["metadata"]` and
+/// `config["configurable"]` (see `get_checkpoint_metadata`).
+#[pyfunction]
+fn checkpoint_metadata<'py>(
+    config: &Bound<'py, PyAny>,
+    metadata: &Bound<'py, PyAny>,
+    excluded: &Bound<'py, PySet>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let py = config.py();
+    let out = match metadata.cast::<PyDict>() {
+        Ok(d) => d.copy()?,
+        Err(_) => py
+            .get_type::<PyDict>()
+            .call1((metadata,))?
+            .cast_into::<PyDict>()?,
+    };
+    let fixes: Vec<_> = out
+        .iter()
+        .filter(|(_, v)| v.is_instance_of::<PyString>())
+        .filter_map(|(k, v)| match strip_nul(&v) {
+            Ok(s) if s.is(&v) => None,
+            r => Some(r.map(|s| (k, s))),
+        })
+        .collect::<PyResult<_>>()?;
+    for (k, v) in fixes {
+        out.set_item(k, v)?;
+    }
+    for name in [intern!(py, "metadata"), intern!(py, "configurable")] {
+        let extra = config.call_method1(intern!(py, "get"), (name,))?;
+        if !extra.is_truthy()? {
+            continue;
+        }
+        let items = match extra.cast::<PyDict>() {
+            Ok(d) => d.items(),
+            Err(_) => extra
+                .call_method0(intern!(py, "items"))?
+                .try_iter()?
+                .collect::<PyResult<Vec<_>>>()
+                .map(|v| pyo3::types::PyList::new(py, v))??,
+        };
+        for item in items.iter() {
+            let (key, value): (Bound<'py, PyAny>, Bound<'py, PyAny>) = item.extract()?;
+            if out.contains(&key)? || excluded.contains(&key)? {
+                continue;
+            }
+            let private = match key.cast_exact::<PyString>() {
+                Ok(s) => s.to_str()?.starts_with("__"),
+                Err(_) => key
+                    .call_method1(intern!(py, "startswith"), ("__",))?
+                    .is_truthy()?,
+            };
+            if private {
+                continue;
+            }
+            if value.is_instance_of::<PyString>() {
+                out.set_item(key, strip_nul(&value)?)?;
+            } else if value.is_instance_of::<PyInt>() || value.is_instance_of::<PyFloat>() {
+                out.set_item(key, value)?;
+            }
+        }
+    }
+    Ok(out)
+}
