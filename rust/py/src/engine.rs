@@ -453,33 +453,15 @@ impl Engine {
         ts: &str,
         updated_channels: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyDict>> {
-        let seen = self.mirror.seen(py, &self.run, &self.spec)?.copy()?;
-        let versions = self.mirror.versions(py, &self.run, &self.spec)?.copy()?;
-        self.mirror.remember(&versions, &self.run);
-        self.mirror.register_envelope(&versions, &seen);
-        let d = PyDict::new(py);
-        d.set_item(intern!(py, "v"), 4)?;
-        d.set_item(intern!(py, "ts"), ts)?;
-        d.set_item(intern!(py, "id"), checkpoint_id)?;
-        d.set_item(intern!(py, "channel_values"), self.checkpoint_values(py)?)?;
-        d.set_item(intern!(py, "channel_versions"), versions)?;
-        d.set_item(intern!(py, "versions_seen"), seen)?;
-        match updated_channels.filter(|u| !u.is_none()) {
-            Some(u) => {
-                let mut names = str_list(u, "updated_channels")?;
-                names.sort();
-                d.set_item(intern!(py, "updated_channels"), names)?;
-            }
-            None => d.set_item(intern!(py, "updated_channels"), py.None())?,
-        }
-        Ok(d)
+        self.new_checkpoint(py, checkpoint_id, ts, updated_channels, true)
     }
 
     /// `create_checkpoint` and, in the same call, its envelope: the bytes
     /// `pack_checkpoint_envelope` gives for it (None when that fast path does not apply).
     /// The version dicts are written from the mirrors' encoded sections without the
-    /// identity check a later `pack_checkpoint_envelope` needs: they are copies of the
-    /// mirrors made in this call, before any Python code could see them.
+    /// identity check a later `pack_checkpoint_envelope` needs (so they are not registered
+    /// for one): they are copies of the mirrors made in this call, before any Python code
+    /// could see them.
     fn create_checkpoint_packed<'py>(
         &mut self,
         py: Python<'py>,
@@ -487,7 +469,7 @@ impl Engine {
         ts: &str,
         updated_channels: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<(Bound<'py, PyDict>, Option<Bound<'py, PyBytes>>)> {
-        let d = self.create_checkpoint(py, checkpoint_id, ts, updated_channels)?;
+        let d = self.new_checkpoint(py, checkpoint_id, ts, updated_channels, false)?;
         let cv = d.get_item(intern!(py, "channel_versions"))?;
         let vs = d.get_item(intern!(py, "versions_seen"))?;
         let envelope = match (cv, vs) {
@@ -520,6 +502,42 @@ impl Engine {
         self.mirror
             .new_versions(py, &self.run, &spec, prev)
             .map_err(|e| errors::to_py(py, &spec.cls, e))
+    }
+}
+
+impl Engine {
+    /// `create_checkpoint`; `register`: make its version dicts known to
+    /// `pack_checkpoint_envelope` (not needed when the caller packs it at once).
+    fn new_checkpoint<'py>(
+        &mut self,
+        py: Python<'py>,
+        checkpoint_id: &str,
+        ts: &str,
+        updated_channels: Option<&Bound<'py, PyAny>>,
+        register: bool,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let seen = self.mirror.seen(py, &self.run, &self.spec)?.copy()?;
+        let versions = self.mirror.versions(py, &self.run, &self.spec)?.copy()?;
+        self.mirror.remember(&versions, &self.run);
+        if register {
+            self.mirror.register_envelope(&versions, &seen);
+        }
+        let d = PyDict::new(py);
+        d.set_item(intern!(py, "v"), 4)?;
+        d.set_item(intern!(py, "ts"), ts)?;
+        d.set_item(intern!(py, "id"), checkpoint_id)?;
+        d.set_item(intern!(py, "channel_values"), self.checkpoint_values(py)?)?;
+        d.set_item(intern!(py, "channel_versions"), versions)?;
+        d.set_item(intern!(py, "versions_seen"), seen)?;
+        match updated_channels.filter(|u| !u.is_none()) {
+            Some(u) => {
+                let mut names = str_list(u, "updated_channels")?;
+                names.sort();
+                d.set_item(intern!(py, "updated_channels"), names)?;
+            }
+            None => d.set_item(intern!(py, "updated_channels"), py.None())?,
+        }
+        Ok(d)
     }
 }
 
