@@ -20,6 +20,9 @@ def task_id(checkpoint_id: str, parts: Sequence[str | bytes], v: int = 4) -> str
 def uuid6(clock_seq: int | None = None) -> str:
     """A strictly increasing UUIDv6 string; ``clock_seq & 0x3FFF`` (the step) or random bits."""
 
+def utc_now() -> str:
+    """``datetime.now(timezone.utc).isoformat()``."""
+
 def xxh3_128_hexdigest(data: bytes) -> str:
     """xxh3_128 of ``data`` as 32 lowercase hex digits (interrupt ids, namespace hashes)."""
 

@@ -635,3 +635,20 @@ def test_engine_envelopes_equal_ormsgpack_for_each_durability(durability: str) -
     for i in range(3):
         graph.invoke(inp, {"configurable": {"thread_id": f"d{i}"}}, durability=durability)
     assert saver.checked >= 3
+
+
+def test_checkpoint_timestamps_are_utc_isoformat() -> None:
+    """`_algo.now` (native) gives what `datetime.now(timezone.utc).isoformat()` gives."""
+    import re
+    from datetime import datetime, timezone
+
+    from warpgraph.pregel._algo import now
+
+    for _ in range(200):
+        before = datetime.now(timezone.utc)
+        ts = now()
+        after = datetime.now(timezone.utc)
+        assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{6})?\+00:00", ts), ts
+        parsed = datetime.fromisoformat(ts)
+        assert parsed.isoformat() == ts and parsed.utcoffset().total_seconds() == 0
+        assert before.replace(microsecond=0) <= parsed <= after

@@ -9,11 +9,11 @@ import random
 import threading
 import time
 from collections import deque
-from datetime import datetime, timezone
 from functools import partial
 from itertools import count
 from typing import Any
 
+from warpgraph import _core
 from warpgraph._internal._constants import (
     CONF,
     CONFIG_KEY_CHECKPOINT_ID,
@@ -55,23 +55,8 @@ def hexdigest(s: str) -> str:
     return _XXH(s.encode())
 
 
-_TS_CACHE: list = [None, ""]
-
-
-def now() -> str:
-    """`datetime.now(timezone.utc).isoformat()`, with the seconds part formatted once per
-    second (checkpoint timestamps are taken every step)."""
-    t = time.time()
-    sec = int(t)
-    us = round((t - sec) * 1e6)
-    if us >= 1_000_000:
-        sec, us = sec + 1, us - 1_000_000
-    if _TS_CACHE[0] != sec:
-        _TS_CACHE[0] = sec
-        _TS_CACHE[1] = datetime.fromtimestamp(sec, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
-    if us:
-        return f"{_TS_CACHE[1]}.{us:06d}+00:00"
-    return f"{_TS_CACHE[1]}+00:00"
+now = _core.utc_now
+"""`datetime.now(timezone.utc).isoformat()` (natively: a checkpoint timestamp per step)."""
 
 
 class LazyCounter:

@@ -5,6 +5,7 @@
 
 pub mod apply;
 pub mod channel;
+pub mod clock;
 pub mod envelope;
 pub mod error;
 pub mod ids;

@@ -19,6 +19,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(task_path_str, m)?)?;
     m.add_function(wrap_pyfunction!(task_id, m)?)?;
     m.add_function(wrap_pyfunction!(uuid6, m)?)?;
+    m.add_function(wrap_pyfunction!(utc_now, m)?)?;
     m.add_function(wrap_pyfunction!(pack_checkpoint_envelope, m)?)?;
     m.add_function(wrap_pyfunction!(unpack_checkpoint_envelope, m)?)?;
     m.add_function(wrap_pyfunction!(xxh3_128_hexdigest, m)?)?;
@@ -52,6 +53,12 @@ fn to_path_part(obj: &Bound<'_, PyAny>) -> PyResult<PathPart> {
 #[pyfunction]
 fn task_path_str(path: &Bound<'_, PyAny>) -> PyResult<String> {
     Ok(ids::path_part_str(&to_path_part(path)?))
+}
+
+/// `datetime.now(timezone.utc).isoformat()` (checkpoint timestamps, one per step).
+#[pyfunction]
+fn utc_now() -> String {
+    warpgraph_core::clock::utc_now_iso()
 }
 
 /// Task id over the checkpoint id bytes and the concatenated parts (xxh3 if v > 1, else sha1).

@@ -8,8 +8,12 @@ from collections.abc import Iterable
 from inspect import isclass
 from typing import Any, Literal
 
+from ormsgpack import packb as _packb
+
 from warpgraph.checkpoint.serde import _encode
 from warpgraph.checkpoint.serde._decode import Allowlist, Decoder, SerdeDecodeError
+from warpgraph.checkpoint.serde._encode import OPTION as _OPTION
+from warpgraph.checkpoint.serde._encode import default as _default
 from warpgraph.checkpoint.serde._msgpack import (
     EXT_CONSTRUCTOR_KW_ARGS,
     EXT_CONSTRUCTOR_POS_ARGS,
@@ -132,7 +136,7 @@ class JsonPlusSerializer(SerializerProtocol):
             return "bytes", obj
         if isinstance(obj, bytearray):
             return "bytearray", obj
-        return "msgpack", _encode.pack(obj)
+        return "msgpack", _packb(obj, default=_default, option=_OPTION)  # (`_encode.pack`)
 
     def loads_typed(self, data: tuple[str, bytes]) -> Any:
         try:
