@@ -157,4 +157,9 @@ class Engine:
     ) -> tuple[dict[str, Any], bytes | None]:
         """``create_checkpoint`` and its envelope (``pack_checkpoint_envelope``'s bytes for
         it), encoded in the same call; None when that fast path does not apply."""
+    def next_checkpoint_packed(
+        self, step: int, updated_channels: list[str] | None, previous: dict[str, Any]
+    ) -> tuple[str, dict[str, Any], bytes | None, dict[str, Any]]:
+        """``(uuid6(step), checkpoint, envelope, new_versions(previous))`` in one call
+        (``create_checkpoint_packed`` with ``utc_now()``)."""
     def new_versions(self, previous: dict[str, Any]) -> dict[str, Any]: ...

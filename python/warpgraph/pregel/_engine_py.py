@@ -328,6 +328,15 @@ class Engine:
         """(the checkpoint, None): the saver encodes the envelope itself."""
         return self.create_checkpoint(checkpoint_id, ts, updated_channels), None
 
+    def next_checkpoint_packed(
+        self, step: int, updated_channels: list[str] | None, previous: dict
+    ) -> tuple[str, dict, None, dict]:
+        from warpgraph import _core
+
+        cid = _core.uuid6(step)
+        cp = self.create_checkpoint(cid, _core.utc_now(), updated_channels)
+        return cid, cp, None, self.new_versions(previous)
+
     def new_versions(self, previous: dict) -> dict:
         cur = self._versions
         if not previous:

@@ -663,11 +663,17 @@ class PregelLoop:
             self.step += 1
             return
         do_cp = exiting or self.durability != "exit"
-        if not exiting:
+        new_versions = envelope = None
+        if do_cp and not exiting and self.packed_puts:  # id, checkpoint, envelope: one crossing
+            self.checkpoint_id, cp, envelope, new_versions = self.engine.next_checkpoint_packed(
+                self.step, self._cp_updated, self.checkpoint_previous_versions
+            )
+        elif not exiting:
             self.checkpoint_id = _engine.uuid6(self.step)
         if do_cp:
-            envelope = None
-            if self.packed_puts:
+            if new_versions is not None:  # made above, with the id
+                pass
+            elif self.packed_puts:  # (the exit checkpoint)
                 cp, envelope = self.engine.create_checkpoint_packed(
                     self.checkpoint_id, now(), self._cp_updated
                 )
@@ -687,7 +693,8 @@ class PregelLoop:
                 and cconf[CONFIG_KEY_CHECKPOINT_NS] == self.parent_ns
             ):  # (the in-memory saver keeps no config: an equal one may be shared)
                 cc = {**cc, CONF: {**cconf, CONFIG_KEY_CHECKPOINT_NS: self.parent_ns}}
-            new_versions = self.engine.new_versions(self.checkpoint_previous_versions)
+            if new_versions is None:
+                new_versions = self.engine.new_versions(self.checkpoint_previous_versions)
             self.checkpoint_previous_versions = (
                 cp["channel_versions"] if self._own_saver else dict(cp["channel_versions"])
             )

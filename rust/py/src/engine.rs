@@ -482,6 +482,30 @@ impl Engine {
         Ok((d, envelope))
     }
 
+    /// A step's checkpoint for a saver taking engine-encoded envelopes, in one crossing:
+    /// `(checkpoint_id, checkpoint, envelope, new_versions)` = `uuid6(step)`,
+    /// `create_checkpoint_packed(id, utc_now(), updated_channels)` and
+    /// `new_versions(previous)`.
+    #[allow(clippy::type_complexity)]
+    fn next_checkpoint_packed<'py>(
+        &mut self,
+        py: Python<'py>,
+        step: i64,
+        updated_channels: Option<&Bound<'py, PyAny>>,
+        previous: &Bound<'py, PyAny>,
+    ) -> PyResult<(
+        String,
+        Bound<'py, PyDict>,
+        Option<Bound<'py, PyBytes>>,
+        Bound<'py, PyDict>,
+    )> {
+        let id = warpgraph_core::uuid6::uuid6(Some(step));
+        let ts = warpgraph_core::clock::utc_now_iso();
+        let (cp, envelope) = self.create_checkpoint_packed(py, &id, &ts, updated_channels)?;
+        let new = self.new_versions(py, previous)?;
+        Ok((id, cp, envelope, new))
+    }
+
     /// get_new_channel_versions(previous, current channel_versions).
     fn new_versions<'py>(
         &mut self,
