@@ -270,14 +270,14 @@ pub fn format_float_016(x: f64) -> String {
 }
 
 /// The parts `(n, r)` of a saver version string `"{n:032}.{r:016}"`, when formatting
-/// them back gives exactly `s` (so a compact `[n, r]` form decodes to the same string);
-/// `None` for any other string.
-pub fn split_saver_version(s: &str) -> Option<(u128, f64)> {
+/// them back gives exactly `s` (so a compact `[n, r]` form decodes to the same string) and
+/// `n` fits msgpack's 64-bit integers; `None` for any other string.
+pub fn split_saver_version(s: &str) -> Option<(u64, f64)> {
     let b = s.as_bytes();
     if b.len() < 49 || b[32] != b'.' || !b[..32].iter().all(u8::is_ascii_digit) {
         return None;
     }
-    let n: u128 = s[..32].parse().ok()?;
+    let n: u64 = s[..32].parse().ok()?;
     let suffix = &s[33..];
     let r: f64 = suffix.parse().ok()?;
     if format_float_016(r) != suffix {
@@ -635,14 +635,14 @@ mod tests {
         assert_eq!(split_saver_version(v), Some((2, 0.4892038331441415)));
         let padded = "00000000000000000000000000000001.00000000000000.5";
         assert_eq!(split_saver_version(padded), Some((1, 0.5)));
-        let big = "99999999999999999999999999999999.0.1234567890123456";
+        let big = "00000000000018446744073709551615.0.1234567890123456";
         assert_eq!(
             split_saver_version(big),
-            Some((
-                99_999_999_999_999_999_999_999_999_999_999,
-                0.1234567890123456
-            ))
+            Some((u64::MAX, 0.1234567890123456))
         );
+        // beyond msgpack's integers: kept as a string
+        let bigger = "00000000000018446744073709551616.0.1234567890123456";
+        assert_eq!(split_saver_version(bigger), None);
         for other in [
             "00000000000000000000000000000002.0.48920383314414150", // not shortest
             "0000000000000000000000000000002.0.4892038331441415",   // 31 digits

@@ -131,13 +131,6 @@ def apply_delta(
     return cv, vs
 
 
-class _Miss:
-    __slots__ = ()
-
-
-_MISS = _Miss()
-
-
 # --- checkpoint records ---------------------------------------------------------------
 
 
@@ -168,68 +161,26 @@ def encode_checkpoint(
     `blobs` (the `blob_rows` of this put), when given, lets small values ride in the
     record as well: they are inherited from the parent while their version is unchanged.
     """
-    cv = dict(checkpoint["channel_versions"])
-    if parent_state is None:
-        vs = {k: dict(v) for k, v in checkpoint["versions_seen"].items()}
-        depth = 0
-    else:
-        # share the parent's (immutable) inner dicts that did not change: cheaper copies,
-        # and `versions_delta` skips shared ones by identity
-        vs = _core.share_seen(parent_state.versions_seen, checkpoint["versions_seen"])
-        depth = parent_state.depth + 1
-    state = VersionsState(checkpoint["id"], depth, None, cv, vs)
-    if blobs is not None:
-        state.inline = _inline_values(cv, parent_state, blobs)
-    record: dict[str, Any] = {"v": checkpoint["v"], "id": checkpoint["id"], "ts": checkpoint["ts"]}
-    if "updated_channels" in checkpoint:
-        record["u"] = checkpoint["updated_channels"]
-    if not checkpoint.keys() <= _CORE_KEYS:
-        record["x"] = {k: v for k, v in checkpoint.items() if k not in _CORE_KEYS}
+    depth = 0 if parent_state is None else parent_state.depth + 1
     base = None if parent_state is None else find_base(parent_state, skip_base_depth(depth))
-    delta = None
-    if base is not None:
-        # (set_cv, del_cv, set_vs, del_vs_keys, del_vs, size), versions compacted
-        delta = _core.versions_delta(base.channel_versions, base.versions_seen, cv, vs)
-        # inline values are (type, bytes) pairs: hashable, so the set difference is exact
-        set_i = dict(state.inline.items() - base.inline.items())
-        del_i = list(base.inline.keys() - state.inline.keys())
-        size = delta[5] + len(set_i) + len(del_i)
-        if size * 2 >= state.size() and state.size() > 8:
-            delta = None
-    if delta is None:
-        _put_full(record, state)
-    else:
-        state.base_id = base.checkpoint_id  # type: ignore[union-attr]
-        _put_delta(record, *delta[:5])
-        if set_i:
-            record["i"] = {k: list(v) for k, v in set_i.items()}
-        if del_i:
-            record["ix"] = del_i
-    return EncodedCheckpoint(depth, state.base_id, _dump(serde, "checkpoint", record), state)
+    # natively, in one crossing: the versions (the parent's unchanged versions_seen dicts
+    # shared), the inline values, and the record: a delta against `base` unless that is at
+    # least half the full size (then the full versions, which also start a new chain)
+    cv, vs, inline, diffed, record = _core.encode_record(
+        checkpoint,
+        None if parent_state is None else _parts(parent_state),
+        None if base is None else _parts(base),
+        blobs,
+        INLINE_MAX,
+        _CORE_KEYS,
+    )
+    base_id = base.checkpoint_id if diffed else None  # type: ignore[union-attr]
+    state = VersionsState(checkpoint["id"], depth, base_id, cv, vs, inline)
+    return EncodedCheckpoint(depth, base_id, _dump(serde, "checkpoint", record), state)
 
 
-def _inline_values(
-    cv: Mapping[str, Any],
-    parent: VersionsState | None,
-    blobs: Sequence[tuple[str, str, str, bytes]],
-) -> dict[str, tuple[str, bytes]]:
-    inline: dict[str, tuple[str, bytes]] = {}
-    if parent is not None and parent.inline:
-        pcv = parent.channel_versions
-        miss = _MISS
-        for ch, value in parent.inline.items():  # inherited while the version is unchanged
-            v = cv.get(ch, miss)
-            if v is miss:
-                continue
-            p = pcv.get(ch, miss)
-            if v is p or (v == p and type(v) is type(p)):
-                inline[ch] = value
-    for ch, vkey, typ, data in blobs:  # a written channel: its new value, if small
-        if len(data) <= INLINE_MAX and ch in cv and version_key(cv[ch]) == vkey:
-            inline[ch] = (typ, data)
-        else:
-            inline.pop(ch, None)
-    return inline
+def _parts(state: VersionsState) -> tuple[dict, dict, dict]:
+    return state.channel_versions, state.versions_seen, state.inline
 
 
 def _put_full(record: dict[str, Any], state: VersionsState) -> None:
@@ -243,25 +194,6 @@ def full_record(serde: SerializerProtocol, record: dict[str, Any], state: Versio
     out = {k: v for k, v in record.items() if k not in ("c", "cd", "s", "sk", "sd", "i", "ix")}
     _put_full(out, state)
     return _dump(serde, "checkpoint", out)
-
-
-def _put_delta(
-    record: dict[str, Any],
-    set_cv: dict[str, Any],
-    del_cv: list[str],
-    set_vs: dict[str, dict[str, Any]],
-    del_vs_keys: dict[str, list[str]],
-    del_vs: list[str],
-) -> None:
-    record["c"] = set_cv
-    if del_cv:
-        record["cd"] = del_cv
-    if set_vs:
-        record["s"] = set_vs
-    if del_vs_keys:
-        record["sk"] = del_vs_keys
-    if del_vs:
-        record["sd"] = del_vs
 
 
 def state_from_record(
