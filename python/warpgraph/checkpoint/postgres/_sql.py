@@ -83,6 +83,18 @@ def resume(op: Op, result: Any) -> tuple[Query | None, Any]:
 # The aggregates have no ORDER BY (a sort each on PostgreSQL 15): all arrays of one
 # aggregate row come from the same input rows, hence stay aligned; writes are put in
 # LangGraph's order (task_path, task_id, idx) in Python.
+def _writes_of(alias: str) -> str:
+    """A LATERAL join aggregating the writes of checkpoint row `alias` (columns w.*)."""
+    return f"""LEFT JOIN LATERAL (
+    SELECT array_agg(wr.task_id) AS tasks, array_agg(wr.task_path) AS paths,
+           array_agg(wr.idx) AS idxs, array_agg(wr.channel) AS chs,
+           array_agg(wr.type) AS tys, array_agg(wr.blob) AS blobs
+    FROM {WRITES} wr
+    WHERE wr.thread_id = {alias}.thread_id AND wr.checkpoint_ns = {alias}.checkpoint_ns
+        AND wr.checkpoint_id = {alias}.checkpoint_id
+) w ON true"""
+
+
 _SELECT = f"""
 WITH page AS (
     SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, c.parent_checkpoint_id, c.type,
@@ -111,14 +123,7 @@ SELECT p.thread_id, p.checkpoint_ns, p.checkpoint_id, p.parent_checkpoint_id, p.
        CASE WHEN p.rn = 1 THEN pb.tys END, CASE WHEN p.rn = 1 THEN pb.blobs END
 FROM page p
 CROSS JOIN pb
-LEFT JOIN LATERAL (
-    SELECT array_agg(wr.task_id) AS tasks, array_agg(wr.task_path) AS paths,
-           array_agg(wr.idx) AS idxs, array_agg(wr.channel) AS chs,
-           array_agg(wr.type) AS tys, array_agg(wr.blob) AS blobs
-    FROM {WRITES} wr
-    WHERE wr.thread_id = p.thread_id AND wr.checkpoint_ns = p.checkpoint_ns
-        AND wr.checkpoint_id = p.checkpoint_id
-) w ON true
+{_writes_of('p')}
 ORDER BY p.checkpoint_id DESC"""
 
 
@@ -194,14 +199,7 @@ SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, c.parent_checkpoint_id, c.
        c.checkpoint, c.metadata, w.tasks, w.paths, w.idxs, w.chs, w.tys, w.blobs,
        c.inline_type, c.inline, b.ts, b.nss, b.chs, b.vers, b.tys, b.blobs
 FROM {CHECKPOINTS} c
-LEFT JOIN LATERAL (
-    SELECT array_agg(wr.task_id) AS tasks, array_agg(wr.task_path) AS paths,
-           array_agg(wr.idx) AS idxs, array_agg(wr.channel) AS chs,
-           array_agg(wr.type) AS tys, array_agg(wr.blob) AS blobs
-    FROM {WRITES} wr
-    WHERE wr.thread_id = c.thread_id AND wr.checkpoint_ns = c.checkpoint_ns
-        AND wr.checkpoint_id = c.checkpoint_id
-) w ON true
+{_writes_of('c')}
 LEFT JOIN LATERAL (
     SELECT array_agg(x.thread_id) AS ts, array_agg(x.checkpoint_ns) AS nss,
            array_agg(cv.channel) AS chs, array_agg(cv.version) AS vers,
