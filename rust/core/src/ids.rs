@@ -70,7 +70,7 @@ fn write_part(part: &PathPart, out: &mut String) {
     }
 }
 
-fn hex_val(c: u8) -> Option<u8> {
+const fn hex_val(c: u8) -> Option<u8> {
     match c {
         b'0'..=b'9' => Some(c - b'0'),
         b'a'..=b'f' => Some(c - b'a' + 10),
@@ -91,22 +91,24 @@ pub fn checkpoint_id_bytes(checkpoint_id: &str) -> Result<Vec<u8>, IdError> {
 pub fn checkpoint_id_bytes_into(checkpoint_id: &str, out: &mut Vec<u8>) -> Result<(), IdError> {
     out.clear();
     out.reserve(checkpoint_id.len() / 2);
-    let mut high: Option<u8> = None;
+    // digit values by byte (0xFF: not a digit, 0xFE: the dash that is skipped)
+    let mut high = 0u8;
+    let mut odd = false;
     let mut bad = false;
-    for b in checkpoint_id.bytes() {
-        if b == b'-' {
+    for &b in checkpoint_id.as_bytes() {
+        let d = HEX_VAL[b as usize];
+        if d == 0xFE {
             continue;
         }
-        let d = hex_val(b).unwrap_or_else(|| {
-            bad = true;
-            0
-        });
-        match high.take() {
-            None => high = Some(d),
-            Some(h) => out.push((h << 4) | d),
+        bad |= d == 0xFF;
+        if odd {
+            out.push((high << 4) | (d & 0x0F));
+        } else {
+            high = d & 0x0F;
         }
+        odd = !odd;
     }
-    if high.is_some() {
+    if odd {
         return Err(IdError {
             message: format!("invalid checkpoint id {checkpoint_id:?}: odd number of hex digits"),
         });
@@ -119,6 +121,33 @@ pub fn checkpoint_id_bytes_into(checkpoint_id: &str, out: &mut Vec<u8>) -> Resul
         });
     }
     Ok(())
+}
+
+/// `hex_val` by byte: 0-15 for hex digits, 0xFE for '-', 0xFF otherwise.
+const HEX_VAL: [u8; 256] = {
+    let mut t = [0xFFu8; 256];
+    let mut i = 0;
+    while i < 256 {
+        if let Some(v) = hex_val(i as u8) {
+            t[i] = v;
+        }
+        i += 1;
+    }
+    t[b'-' as usize] = 0xFE;
+    t
+};
+
+/// `prefix` followed by `n` as 12 lowercase hex digits (zero-padded; `n` < 2^48).
+pub fn id_with_hex12(prefix: &str, n: u64) -> String {
+    let mut out = String::with_capacity(prefix.len() + 12);
+    out.push_str(prefix);
+    let mut digits = [0u8; 12];
+    for (i, d) in digits.iter_mut().enumerate() {
+        *d = HEX[((n >> (4 * (11 - i))) & 0xF) as usize];
+    }
+    // the digits are ASCII
+    out.push_str(std::str::from_utf8(&digits).unwrap_or_default());
+    out
 }
 
 /// Task id over pre-decoded checkpoint id bytes (see [`checkpoint_id_bytes`]).
@@ -209,6 +238,27 @@ pub fn format_uuid_hex(bytes: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn id_with_hex12_formats_like_the_format_macro() {
+        for n in [0u64, 1, 0xABC, 0xFFFF_FFFF_FFFF, 123_456_789] {
+            assert_eq!(id_with_hex12("pre-", n), format!("pre-{n:012x}"));
+        }
+    }
+
+    #[test]
+    fn checkpoint_id_bytes_reports_like_unhexlify() {
+        let mut out = Vec::new();
+        checkpoint_id_bytes_into("1f0-A9b", &mut out).unwrap();
+        assert_eq!(out, vec![0x1f, 0x0a, 0x9b]);
+        let odd = checkpoint_id_bytes_into("abc", &mut out).unwrap_err();
+        assert!(odd.message.contains("odd number"), "{}", odd.message);
+        // an odd count is reported before a non-hex digit, as binascii does
+        let both = checkpoint_id_bytes_into("axc", &mut out).unwrap_err();
+        assert!(both.message.contains("odd number"), "{}", both.message);
+        let bad = checkpoint_id_bytes_into("zz", &mut out).unwrap_err();
+        assert!(bad.message.contains("non-hexadecimal"), "{}", bad.message);
+    }
 
     // Expected values below were computed once with the reference
     // (langgraph 1.2.24: `_xxhash_str`, `_uuid5_str`, `task_path_str`, xxhash) and pasted here.

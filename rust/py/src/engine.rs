@@ -328,7 +328,7 @@ impl Engine {
         v: i64,
     ) -> PyResult<(Bound<'py, PyList>, Bound<'py, PyString>, Bound<'py, PyList>)> {
         let updated = self.apply_writes(py, tasks, next_version)?;
-        let id = format!("{id_prefix}{:012x}", step & 0xFFFF_FFFF_FFFF);
+        let id = warpgraph_core::ids::id_with_hex12(id_prefix, (step & 0xFFFF_FFFF_FFFF) as u64);
         let next = if step < stop {
             self.prepare_next_tasks(py, &id, parent_ns, step + 1, v)?
         } else {
