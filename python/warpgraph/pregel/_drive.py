@@ -25,7 +25,7 @@ from warpgraph._internal._constants import (
 )
 from warpgraph.config import ensure_config, get_config
 from warpgraph.pregel._loop import RUN, PregelLoop
-from warpgraph.pregel._persist import ACTIVE, SaverSession
+from warpgraph.pregel._persist import ACTIVE, SaverSession, _in_memory
 from warpgraph.pregel._runner import PregelRunner
 from warpgraph.pregel._stream import Stream
 
@@ -49,7 +49,7 @@ def drive(
     elif session.raw and not session.hooks_tasks:
         loop.direct = session.direct
         # the engine may encode the envelope of each checkpoint it creates for the saver
-        loop.packed_puts = bool(getattr(saver, "takes_packed_puts", _no)())
+        loop.packed_puts = _in_memory(saver) and saver.takes_packed_puts()
     elif session.mode != "plain" and session.hooks_tasks:
         loop.direct = session.write_now
         loop.lone_session = session
@@ -67,10 +67,6 @@ def drive(
         machine.close()
         if session is not None and not session.closed:
             _quiet(session.close)  # the consumer stopped early: keep what was produced
-
-
-def _no() -> bool:
-    return False
 
 
 _EMIT = "emit"
