@@ -31,6 +31,20 @@ def checkpoint_metadata(config: Any, metadata: Any, excluded: set[str]) -> dict[
     copied from the config)."""
 
 # --- the SQL savers' version codec (warpgraph.checkpoint._sql.codec) ---
+# (`encode_record` is what the savers call; the pieces below it are exported so tests can
+# check each against a plain-Python model)
+def encode_record(
+    checkpoint: dict[str, Any],
+    parent: tuple[dict[str, Any], dict[str, dict[str, Any]], dict[str, Any]] | None,
+    base: tuple[dict[str, Any], dict[str, dict[str, Any]], dict[str, Any]] | None,
+    blobs: Any,
+    inline_max: int,
+    core_keys: Any,
+) -> tuple[dict[str, Any], dict[str, dict[str, Any]], dict[str, Any], bool, dict[str, Any]]:
+    """A checkpoint's SQL record: ``(channel_versions, versions_seen, inline, diffed,
+    record)``; ``parent`` / ``base`` are ``(cv, vs, inline)`` of stored states, ``diffed``
+    whether the record is a delta against ``base``."""
+
 def compact_version(version: Any) -> Any:
     """``[n, r]`` for a saver version ``f"{n:032}.{r:016}"`` that formats back exactly;
     any other value unchanged."""

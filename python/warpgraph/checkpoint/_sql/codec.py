@@ -54,15 +54,10 @@ _CORE_KEYS = frozenset(
 _DECODED: dict[tuple, str] = {}  # memo: the same versions recur in every checkpoint
 _MEMO_LIMIT = 65_536
 
-encode_version = _core.compact_version
-"""LangGraph saver versions `f"{n:032}.{r:016}"` (49-53 chars) become `[n, r]` (in Rust).
-
-Anything else (ints, floats, other strings) is kept as is. Only strings that format back
-byte-identically are packed, so `decode_version` is exact."""
-
-
 def decode_version(value: Any) -> Any:
-    """Inverse of `encode_version`."""
+    """A stored version: `[n, r]` (a saver version `f"{n:032}.{r:016}"` the encoder,
+    `_core.compact_version`, packed only when it formats back byte-identically) becomes
+    that string again; anything else is kept as is."""
     if type(value) is list:
         key = (value[0], value[1])
         hit = _DECODED.get(key)
@@ -99,13 +94,6 @@ class VersionsState:
     # small serialized values kept in the record, {channel: (type, bytes)}; each one is
     # the value of channel_versions[channel] (copies of blob rows, read without a lookup)
     inline: dict[str, tuple[str, bytes]] = field(default_factory=dict)
-
-    def size(self) -> int:
-        return (
-            len(self.channel_versions)
-            + sum(map(len, self.versions_seen.values()))
-            + len(self.inline)
-        )
 
 
 def apply_delta(
