@@ -40,10 +40,39 @@ def encode_record(
     blobs: Any,
     inline_max: int,
     core_keys: Any,
-) -> tuple[dict[str, Any], dict[str, dict[str, Any]], dict[str, Any], bool, dict[str, Any]]:
+    as_bytes: bool = False,
+) -> tuple[dict[str, Any], dict[str, dict[str, Any]], dict[str, Any], bool, dict[str, Any] | bytes]:
     """A checkpoint's SQL record: ``(channel_versions, versions_seen, inline, diffed,
     record)``; ``parent`` / ``base`` are ``(cv, vs, inline)`` of stored states, ``diffed``
-    whether the record is a delta against ``base``."""
+    whether the record is a delta against ``base``; ``record`` is a dict, or with
+    ``as_bytes`` (when all its values are exact builtins) ormsgpack's bytes of that dict."""
+
+# --- the SQL savers' row builders (warpgraph.checkpoint._sql.codec); ``native``: the
+# serializer is the default one, whose output exact builtins get without calling it
+def dumps_values(values: Any, dumps: Any, native: bool) -> list[tuple[str, bytes]]:
+    """``[dumps(v) for v in values]``."""
+
+def blob_rows(
+    values: dict[str, Any], new_versions: dict[str, Any], dumps: Any, native: bool
+) -> list[tuple[str, str, str, bytes]]:
+    """``(channel, str(version), type, bytes)`` per new version with a value."""
+
+def write_rows(
+    thread_id: str,
+    ns: str,
+    checkpoint_id: str,
+    writes: Any,
+    task_id: str,
+    task_path: str,
+    idx_map: dict[str, int],
+    dumps: Any,
+    native: bool,
+) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+    """A task's write rows as ``(regular, special)`` full table rows."""
+
+def metadata_json(config: Any, metadata: Any, excluded: set[str]) -> tuple[str | None, str | None]:
+    """``(json text, run_id)`` of the merged checkpoint metadata, or ``(None, None)`` when
+    a value is left to the ``json`` module."""
 
 def compact_version(version: Any) -> Any:
     """``[n, r]`` for a saver version ``f"{n:032}.{r:016}"`` that formats back exactly;

@@ -286,6 +286,7 @@ _meta_keys = st.sampled_from(
         "run_id",
         "k\u0000",
         "",
+        "\udc80k",  # a lone surrogate: no UTF-8 view
     ]
 )
 _meta_values = st.one_of(
@@ -293,7 +294,7 @@ _meta_values = st.one_of(
     st.booleans(),
     st.integers(),
     st.floats(allow_nan=False),
-    st.text(alphabet=st.sampled_from(["a", "\u0000", "é", " "]), max_size=5),
+    st.text(alphabet=st.sampled_from(["a", "\u0000", "é", " ", "\ud800"]), max_size=5),
     st.sampled_from([_Color.RED, _Level.HIGH, b"raw", ("t",), object()]),
     st.dictionaries(st.text(max_size=2), st.integers(), max_size=2),
 )

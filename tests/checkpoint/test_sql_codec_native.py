@@ -5,6 +5,7 @@ on generated version maps (saver strings, look-alikes, ints, floats, shared obje
 from __future__ import annotations
 
 import random
+import uuid
 from typing import Any
 
 import pytest
@@ -178,15 +179,29 @@ def test_records_decode_to_the_encoded_state(steps: list, rnd: random.Random) ->
     parent = None
     for i, (cv, vs, written) in enumerate(steps):
         cp = {"v": 4, "id": f"{i:04d}", "ts": "t", "channel_versions": cv, "versions_seen": vs}
-        if rnd.random() < 0.3:
-            cp["extra"] = i
+        if rnd.random() < 0.3:  # not a builtin: the record is serialized as a dict
+            cp["extra"] = i if rnd.random() < 0.5 else uuid.UUID(int=i)
         blobs = [
             (ch, codec.version_key(cv[ch]), "msgpack", b"x" * rnd.choice([1, 96, 97]))
             for ch in written
             if ch in cv
         ]
         enc = codec.encode_checkpoint(serde, cp, parent, find_base, blobs)
+        assert enc.record[0] == "msgpack"
         record = serde.loads_typed(enc.record)
+        # the bytes written natively are those ormsgpack makes of the record as a dict
+        base = None if parent is None else find_base(parent, codec.skip_base_depth(enc.depth))
+        args = (
+            cp,
+            None if parent is None else codec._parts(parent),
+            None if base is None else codec._parts(base),
+            blobs,
+            codec.INLINE_MAX,
+            codec._CORE_KEYS,
+        )
+        as_dict = _core.encode_record(*args, False)[4]
+        assert serde.dumps_typed(as_dict) == enc.record
+        assert as_dict == record
         base = next((s for s in states if s.checkpoint_id == enc.base_id), None)
         got = codec.state_from_record(record, enc.depth, base, enc.base_id)
         assert got.channel_versions == cv and got.versions_seen == vs
@@ -194,6 +209,6 @@ def test_records_decode_to_the_encoded_state(steps: list, rnd: random.Random) ->
         for ch, (typ, data) in enc.state.inline.items():  # a small value of the current version
             assert len(data) <= codec.INLINE_MAX and typ == "msgpack"
             assert ch in cv
-        assert record.get("x", {}) == ({"extra": i} if "extra" in cp else {})
+        assert record.get("x", {}) == ({"extra": cp["extra"]} if "extra" in cp else {})
         states.append(enc.state)
         parent = enc.state

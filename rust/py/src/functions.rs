@@ -215,13 +215,13 @@ fn is_channel_values_key(k: &Bound<'_, PyAny>) -> bool {
 // bytes or the precise error.
 
 /// Marker: the fast path cannot encode this object (the safe encoder decides).
-struct Unsupported;
+pub(crate) struct Unsupported;
 
 /// The UTF-8 bytes of an exact `str`, or `None` if it has surrogates.
 ///
 /// # Safety
 /// `obj` must be a live exact `str` and the GIL held.
-unsafe fn str_bytes<'a>(obj: *mut ffi::PyObject) -> Option<&'a [u8]> {
+pub(crate) unsafe fn str_bytes<'a>(obj: *mut ffi::PyObject) -> Option<&'a [u8]> {
     let mut n: ffi::Py_ssize_t = 0;
     let p = ffi::PyUnicode_AsUTF8AndSize(obj, &mut n);
     if p.is_null() {
@@ -233,7 +233,7 @@ unsafe fn str_bytes<'a>(obj: *mut ffi::PyObject) -> Option<&'a [u8]> {
 
 /// # Safety
 /// `obj` must be a live object and the GIL held.
-unsafe fn fast_pack(
+pub(crate) unsafe fn fast_pack(
     buf: &mut Vec<u8>,
     obj: *mut ffi::PyObject,
     depth: usize,
@@ -324,6 +324,18 @@ unsafe fn fast_pack(
     } else {
         Err(Unsupported)
     }
+}
+
+/// `obj` appended to `buf` as msgpack when the fast path handles it (exact builtin
+/// types: the bytes ormsgpack writes for them); false (and `buf` unchanged) otherwise.
+pub(crate) fn try_pack(buf: &mut Vec<u8>, obj: &Bound<'_, PyAny>) -> bool {
+    let mark = buf.len();
+    // SAFETY: `obj` is alive for the borrow and the GIL is held (`Bound`).
+    if unsafe { fast_pack(buf, obj.as_ptr(), 0) }.is_ok() {
+        return true;
+    }
+    buf.truncate(mark);
+    false
 }
 
 /// `versions_seen` (an exact dict at depth 1) with its `node: inner dict` pairs memoised.

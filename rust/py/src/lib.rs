@@ -5,6 +5,7 @@ mod engine;
 mod functions;
 mod metadata;
 mod sqlcodec;
+mod sqlrows;
 
 #[pymodule(gil_used = false)]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -13,5 +14,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     engine::register(m)?;
     sqlcodec::register(m)?;
     metadata::register(m)?;
+    sqlrows::register(m)?;
     Ok(())
 }

@@ -13,7 +13,8 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
 /// without NUL (what CPython's `replace` returns then too).
 fn strip_nul<'py>(value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
     if let Ok(s) = value.cast_exact::<PyString>() {
-        if !s.to_str()?.contains('\0') {
+        // (a str with surrogates has no UTF-8 view: `replace` below handles it)
+        if s.to_str().is_ok_and(|t| !t.contains('\0')) {
             return Ok(value.clone());
         }
     }
@@ -24,7 +25,7 @@ fn strip_nul<'py>(value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
 /// `metadata` plus the scalar entries of `config["metadata"]` and
 /// `config["configurable"]` (see `get_checkpoint_metadata`).
 #[pyfunction]
-fn checkpoint_metadata<'py>(
+pub(crate) fn checkpoint_metadata<'py>(
     config: &Bound<'py, PyAny>,
     metadata: &Bound<'py, PyAny>,
     excluded: &Bound<'py, PySet>,
@@ -66,9 +67,9 @@ fn checkpoint_metadata<'py>(
             if out.contains(&key)? || excluded.contains(&key)? {
                 continue;
             }
-            let private = match key.cast_exact::<PyString>() {
-                Ok(s) => s.to_str()?.starts_with("__"),
-                Err(_) => key
+            let private = match key.cast_exact::<PyString>().map(|s| s.to_str()) {
+                Ok(Ok(s)) => s.starts_with("__"),
+                _ => key
                     .call_method1(intern!(py, "startswith"), ("__",))?
                     .is_truthy()?,
             };

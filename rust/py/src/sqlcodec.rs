@@ -4,8 +4,12 @@
 //!
 //! Semantics are those of the Python functions they replace: two versions are the same
 //! when they are the same object, or of the same type and equal.
+use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyFloat, PyList, PyString};
+use pyo3::types::{PyBytes, PyDict, PyFloat, PyList, PyString};
+
+use crate::functions::try_pack;
+use warpgraph_core::envelope;
 
 use warpgraph_core::version::split_saver_version;
 
@@ -105,95 +109,146 @@ fn same_entries(a: &Bound<'_, PyDict>, b: &Bound<'_, PyDict>) -> PyResult<bool> 
     Ok(true)
 }
 
-type Delta<'py> = (
-    Bound<'py, PyDict>,
-    Bound<'py, PyList>,
-    Bound<'py, PyDict>,
-    Bound<'py, PyDict>,
-    Bound<'py, PyList>,
-    usize,
-);
+type Pair<'py> = (Bound<'py, PyAny>, Bound<'py, PyAny>);
 
-/// What turns `(base_cv, base_vs)` into `(cv, vs)`, versions compacted:
-/// `(set_cv, del_cv, set_vs, del_vs_keys, del_vs, size)`, size counting every entry.
-#[pyfunction]
-fn versions_delta<'py>(
+/// What turns a base `(cv, vs)` into another, versions as they are (compacted when
+/// written): entries set or deleted in `channel_versions`, per node entries set
+/// (`set_vs`; a node new to the base lists all its entries, maybe none) or deleted, and
+/// nodes deleted.
+struct Delta<'py> {
+    set_cv: Vec<Pair<'py>>,
+    del_cv: Vec<Bound<'py, PyAny>>,
+    set_vs: Vec<(Bound<'py, PyAny>, Vec<Pair<'py>>)>,
+    del_vs_keys: Vec<(Bound<'py, PyAny>, Vec<Bound<'py, PyAny>>)>,
+    del_vs: Vec<Bound<'py, PyAny>>,
+}
+
+impl Delta<'_> {
+    /// Entries the delta holds (the record's size measure).
+    fn size(&self) -> usize {
+        self.set_cv.len()
+            + self.del_cv.len()
+            + self.set_vs.iter().map(|(_, e)| e.len()).sum::<usize>()
+            + self.del_vs_keys.iter().map(|(_, e)| e.len()).sum::<usize>()
+            + self.del_vs.len()
+    }
+}
+
+fn delta<'py>(
     base_cv: &Bound<'py, PyDict>,
     base_vs: &Bound<'py, PyDict>,
     cv: &Bound<'py, PyDict>,
     vs: &Bound<'py, PyDict>,
 ) -> PyResult<Delta<'py>> {
-    let py = cv.py();
-    let set_cv = PyDict::new(py);
-    let del_cv = PyList::empty(py);
-    let set_vs = PyDict::new(py);
-    let del_vs_keys = PyDict::new(py);
-    let del_vs = PyList::empty(py);
-    let mut size = 0usize;
+    let mut d = Delta {
+        set_cv: Vec::new(),
+        del_cv: Vec::new(),
+        set_vs: Vec::new(),
+        del_vs_keys: Vec::new(),
+        del_vs: Vec::new(),
+    };
     for (k, v) in cv.iter() {
         match base_cv.get_item(&k)? {
             Some(b) if same_version(&b, &v)? => {}
-            _ => set_cv.set_item(k, compact(&v)?)?,
+            _ => d.set_cv.push((k, v)),
         }
     }
-    size += set_cv.len();
-    if base_cv.len() > cv.len() - set_cv.len() {
+    if base_cv.len() > cv.len() - d.set_cv.len() {
         for k in base_cv.keys() {
             if !cv.contains(&k)? {
-                del_cv.append(k)?;
+                d.del_cv.push(k);
             }
         }
-        size += del_cv.len();
     }
     for (node, seen) in vs.iter() {
         let seen = seen.cast_into::<PyDict>()?;
         let Some(old) = base_vs.get_item(&node)? else {
-            let fresh = PyDict::new(py);
-            for (k, v) in seen.iter() {
-                fresh.set_item(k, compact(&v)?)?;
-            }
-            size += fresh.len();
-            set_vs.set_item(node, fresh)?;
+            d.set_vs.push((node, seen.iter().collect()));
             continue;
         };
         if old.is(&seen) {
             continue;
         }
         let old = old.cast_into::<PyDict>()?;
-        let changed = PyDict::new(py);
+        let mut changed = Vec::new();
         for (k, v) in seen.iter() {
             match old.get_item(&k)? {
                 Some(b) if same_version(&b, &v)? => {}
-                _ => changed.set_item(k, compact(&v)?)?,
+                _ => changed.push((k, v)),
             }
         }
         let n_changed = changed.len();
         if n_changed > 0 {
-            size += n_changed;
-            set_vs.set_item(&node, changed)?;
+            d.set_vs.push((node.clone(), changed));
         }
         if old.len() > seen.len() - n_changed {
-            let gone = PyList::empty(py);
-            for k in old.keys() {
-                if !seen.contains(&k)? {
-                    gone.append(k)?;
-                }
-            }
+            let gone: Vec<_> = old
+                .keys()
+                .iter()
+                .filter_map(|k| match seen.contains(&k) {
+                    Ok(true) => None,
+                    Ok(false) => Some(Ok(k)),
+                    Err(e) => Some(Err(e)),
+                })
+                .collect::<PyResult<_>>()?;
             if !gone.is_empty() {
-                size += gone.len();
-                del_vs_keys.set_item(node, gone)?;
+                d.del_vs_keys.push((node, gone));
             }
         }
     }
-    if base_vs.len() > vs.len() - set_vs.len() {
+    if base_vs.len() > vs.len() - d.set_vs.len() {
         for k in base_vs.keys() {
             if !vs.contains(&k)? {
-                del_vs.append(k)?;
+                d.del_vs.push(k);
             }
         }
-        size += del_vs.len();
     }
-    Ok((set_cv, del_cv, set_vs, del_vs_keys, del_vs, size))
+    Ok(d)
+}
+
+fn compacted_dict<'py>(py: Python<'py>, entries: &[Pair<'py>]) -> PyResult<Bound<'py, PyDict>> {
+    let out = PyDict::new(py);
+    for (k, v) in entries {
+        out.set_item(k, compact(v)?)?;
+    }
+    Ok(out)
+}
+
+/// What turns `(base_cv, base_vs)` into `(cv, vs)`, versions compacted:
+/// `(set_cv, del_cv, set_vs, del_vs_keys, del_vs, size)`, size counting every entry.
+#[pyfunction]
+#[allow(clippy::type_complexity)]
+fn versions_delta<'py>(
+    base_cv: &Bound<'py, PyDict>,
+    base_vs: &Bound<'py, PyDict>,
+    cv: &Bound<'py, PyDict>,
+    vs: &Bound<'py, PyDict>,
+) -> PyResult<(
+    Bound<'py, PyDict>,
+    Bound<'py, PyList>,
+    Bound<'py, PyDict>,
+    Bound<'py, PyDict>,
+    Bound<'py, PyList>,
+    usize,
+)> {
+    let py = cv.py();
+    let d = delta(base_cv, base_vs, cv, vs)?;
+    let set_vs = PyDict::new(py);
+    for (node, entries) in &d.set_vs {
+        set_vs.set_item(node, compacted_dict(py, entries)?)?;
+    }
+    let del_vs_keys = PyDict::new(py);
+    for (node, keys) in &d.del_vs_keys {
+        del_vs_keys.set_item(node, PyList::new(py, keys)?)?;
+    }
+    Ok((
+        compacted_dict(py, &d.set_cv)?,
+        PyList::new(py, &d.del_cv)?,
+        set_vs,
+        del_vs_keys,
+        PyList::new(py, &d.del_vs)?,
+        d.size(),
+    ))
 }
 
 /// `(channel_versions, versions_seen)` with every version compacted (fresh dicts).
@@ -221,6 +276,14 @@ fn full_versions<'py>(
 /// The parts of a stored checkpoint's versions state the encoder reads:
 /// `(channel_versions, versions_seen, inline)`.
 type StateParts<'py> = (Bound<'py, PyDict>, Bound<'py, PyDict>, Bound<'py, PyDict>);
+
+/// Whether the text key `vkey` of a blob row (`str(version)`) names version `v`.
+fn names_version(v: &Bound<'_, PyAny>, vkey: &Bound<'_, PyAny>) -> PyResult<bool> {
+    if let (Ok(a), Ok(b)) = (v.cast_exact::<PyString>(), vkey.cast_exact::<PyString>()) {
+        return Ok(a.is(b) || a.to_str()? == b.to_str()?);
+    }
+    v.str()?.as_any().eq(vkey)
+}
 
 /// Values a checkpoint keeps in its record: the parent's small values whose version is
 /// unchanged, then each written channel's new value when it is at most `inline_max` bytes
@@ -253,7 +316,7 @@ fn inline_values<'py>(
         ) = row.extract()?;
         let keep = data.len()? <= inline_max
             && match cv.get_item(&ch)? {
-                Some(v) => v.str()?.as_any().eq(&vkey)?,
+                Some(v) => names_version(&v, &vkey)?,
                 None => false,
             };
         if keep {
@@ -277,6 +340,195 @@ fn state_size(
     Ok(n)
 }
 
+/// How a record stores its versions and inline values.
+enum Body<'py> {
+    /// Against the base: the version delta, inline values set (`(type, bytes)`) and
+    /// dropped.
+    Delta(Delta<'py>, Vec<Pair<'py>>, Vec<Bound<'py, PyAny>>),
+    /// In full: the state's `(cv, vs, inline)`.
+    Full(StateParts<'py>),
+}
+
+/// A checkpoint record before it is written as a dict or as msgpack bytes. Keys, in
+/// order: v, id, ts, u (updated_channels, if any), x (other checkpoint keys, if any),
+/// then c, cd, s, sk, sd, i, ix for a delta (the empty ones left out but c) or c, s, i
+/// (i only if non-empty) in full.
+struct Record<'py> {
+    head: Vec<(&'static str, Bound<'py, PyAny>)>,
+    body: Body<'py>,
+}
+
+impl<'py> Record<'py> {
+    fn to_dict(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let out = PyDict::new(py);
+        for (k, v) in &self.head {
+            out.set_item(*k, v)?;
+        }
+        match &self.body {
+            Body::Delta(d, set_i, del_i) => {
+                out.set_item("c", compacted_dict(py, &d.set_cv)?)?;
+                if !d.del_cv.is_empty() {
+                    out.set_item("cd", PyList::new(py, &d.del_cv)?)?;
+                }
+                if !d.set_vs.is_empty() {
+                    let s = PyDict::new(py);
+                    for (node, entries) in &d.set_vs {
+                        s.set_item(node, compacted_dict(py, entries)?)?;
+                    }
+                    out.set_item("s", s)?;
+                }
+                if !d.del_vs_keys.is_empty() {
+                    let sk = PyDict::new(py);
+                    for (node, keys) in &d.del_vs_keys {
+                        sk.set_item(node, PyList::new(py, keys)?)?;
+                    }
+                    out.set_item("sk", sk)?;
+                }
+                if !d.del_vs.is_empty() {
+                    out.set_item("sd", PyList::new(py, &d.del_vs)?)?;
+                }
+                if !set_i.is_empty() {
+                    out.set_item("i", inline_lists(py, set_i.iter().cloned())?)?;
+                }
+                if !del_i.is_empty() {
+                    out.set_item("ix", PyList::new(py, del_i)?)?;
+                }
+            }
+            Body::Full((cv, vs, inline)) => {
+                let (c, s) = full_versions(cv, vs)?;
+                out.set_item("c", c)?;
+                out.set_item("s", s)?;
+                if !inline.is_empty() {
+                    out.set_item("i", inline_lists(py, inline.iter())?)?;
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// The msgpack bytes `ormsgpack.packb(self.to_dict())` gives, written directly; None
+    /// when a value is not an exact builtin (the caller serializes the dict instead).
+    fn to_bytes(&self) -> Option<Vec<u8>> {
+        let mut buf = Vec::with_capacity(256);
+        let w = &mut buf;
+        let n_body = match &self.body {
+            Body::Delta(d, set_i, del_i) => {
+                1 + usize::from(!d.del_cv.is_empty())
+                    + usize::from(!d.set_vs.is_empty())
+                    + usize::from(!d.del_vs_keys.is_empty())
+                    + usize::from(!d.del_vs.is_empty())
+                    + usize::from(!set_i.is_empty())
+                    + usize::from(!del_i.is_empty())
+            }
+            Body::Full((_, _, inline)) => 2 + usize::from(!inline.is_empty()),
+        };
+        envelope::write_map_header(w, self.head.len() + n_body).ok()?;
+        for (k, v) in &self.head {
+            key(w, k)?;
+            pack(w, v)?;
+        }
+        match &self.body {
+            Body::Delta(d, set_i, del_i) => {
+                key(w, "c")?;
+                versions_map(w, d.set_cv.len(), d.set_cv.iter().cloned())?;
+                if !d.del_cv.is_empty() {
+                    key(w, "cd")?;
+                    array(w, &d.del_cv)?;
+                }
+                if !d.set_vs.is_empty() {
+                    key(w, "s")?;
+                    envelope::write_map_header(w, d.set_vs.len()).ok()?;
+                    for (node, entries) in &d.set_vs {
+                        pack(w, node)?;
+                        versions_map(w, entries.len(), entries.iter().cloned())?;
+                    }
+                }
+                if !d.del_vs_keys.is_empty() {
+                    key(w, "sk")?;
+                    envelope::write_map_header(w, d.del_vs_keys.len()).ok()?;
+                    for (node, keys) in &d.del_vs_keys {
+                        pack(w, node)?;
+                        array(w, keys)?;
+                    }
+                }
+                if !d.del_vs.is_empty() {
+                    key(w, "sd")?;
+                    array(w, &d.del_vs)?;
+                }
+                if !set_i.is_empty() {
+                    key(w, "i")?;
+                    envelope::write_map_header(w, set_i.len()).ok()?;
+                    for (k, v) in set_i {
+                        pack(w, k)?;
+                        pack(w, v)?;
+                    }
+                }
+                if !del_i.is_empty() {
+                    key(w, "ix")?;
+                    array(w, del_i)?;
+                }
+            }
+            Body::Full((cv, vs, inline)) => {
+                key(w, "c")?;
+                versions_map(w, cv.len(), cv.iter())?;
+                key(w, "s")?;
+                envelope::write_map_header(w, vs.len()).ok()?;
+                for (node, seen) in vs.iter() {
+                    pack(w, &node)?;
+                    let seen = seen.cast_into::<PyDict>().ok()?;
+                    versions_map(w, seen.len(), seen.iter())?;
+                }
+                if !inline.is_empty() {
+                    key(w, "i")?;
+                    pack(w, inline.as_any())?;
+                }
+            }
+        }
+        Some(buf)
+    }
+}
+
+fn key(w: &mut Vec<u8>, k: &str) -> Option<()> {
+    envelope::write_str(w, k).ok()
+}
+
+fn pack(w: &mut Vec<u8>, v: &Bound<'_, PyAny>) -> Option<()> {
+    try_pack(w, v).then_some(())
+}
+
+fn array(w: &mut Vec<u8>, items: &[Bound<'_, PyAny>]) -> Option<()> {
+    envelope::write_array_header(w, items.len()).ok()?;
+    items.iter().try_for_each(|k| pack(w, k))
+}
+
+/// A map of `key: version`, each version written compacted (see `compact`).
+fn versions_map<'py>(
+    w: &mut Vec<u8>,
+    n: usize,
+    entries: impl Iterator<Item = Pair<'py>>,
+) -> Option<()> {
+    envelope::write_map_header(w, n).ok()?;
+    for (k, v) in entries {
+        pack(w, &k)?;
+        let split = match v.cast_exact::<PyString>() {
+            Ok(s) => split_saver_version(s.to_str().ok()?),
+            Err(_) => None,
+        };
+        match split {
+            Some((n, r)) => {
+                envelope::write_array_header(w, 2).ok()?;
+                match i64::try_from(n) {
+                    Ok(i) => envelope::write_i64(w, i),
+                    Err(_) => envelope::write_u64(w, n),
+                }
+                envelope::write_f64(w, r);
+            }
+            None => pack(w, &v)?,
+        }
+    }
+    Some(())
+}
+
 fn inline_lists<'py>(
     py: Python<'py>,
     pairs: impl Iterator<Item = (Bound<'py, PyAny>, Bound<'py, PyAny>)>,
@@ -294,11 +546,13 @@ fn inline_lists<'py>(
 /// The SQL savers' record of a checkpoint (see `codec.encode_checkpoint`):
 /// `(channel_versions, versions_seen, inline, diffed, record)`: the state to remember,
 /// whether the record is a delta against `base` (else it holds the full versions), and
-/// the record dict to serialize. `core_keys`: the checkpoint keys the record stores in its
-/// own fields (any other key goes to `record["x"]`).
+/// the record: a dict to serialize, or (`as_bytes`, when every value in it is an exact
+/// builtin) the msgpack bytes ormsgpack would make of that dict. `core_keys`: the
+/// checkpoint keys the record stores in its own fields (any other key goes to
+/// `record["x"]`).
 #[pyfunction]
-#[pyo3(signature = (checkpoint, parent, base, blobs, inline_max, core_keys))]
-#[allow(clippy::type_complexity)]
+#[pyo3(signature = (checkpoint, parent, base, blobs, inline_max, core_keys, as_bytes=false))]
+#[allow(clippy::type_complexity, clippy::too_many_arguments)]
 fn encode_record<'py>(
     checkpoint: &Bound<'py, PyDict>,
     parent: Option<StateParts<'py>>,
@@ -306,21 +560,22 @@ fn encode_record<'py>(
     blobs: Option<&Bound<'py, PyAny>>,
     inline_max: usize,
     core_keys: &Bound<'py, PyAny>,
+    as_bytes: bool,
 ) -> PyResult<(
     Bound<'py, PyDict>,
     Bound<'py, PyDict>,
     Bound<'py, PyDict>,
     bool,
-    Bound<'py, PyDict>,
+    Bound<'py, PyAny>,
 )> {
     let py = checkpoint.py();
-    let get = |k: &str| -> PyResult<Bound<'py, PyAny>> {
+    let get = |k: &Bound<'py, PyString>| -> PyResult<Bound<'py, PyAny>> {
         checkpoint
             .get_item(k)?
-            .ok_or_else(|| pyo3::exceptions::PyKeyError::new_err(k.to_owned()))
+            .ok_or_else(|| pyo3::exceptions::PyKeyError::new_err(k.clone().unbind()))
     };
-    let cv = as_dict(get("channel_versions")?)?.copy()?;
-    let seen = get("versions_seen")?;
+    let cv = as_dict(get(intern!(py, "channel_versions"))?)?.copy()?;
+    let seen = get(intern!(py, "versions_seen"))?;
     let vs = match &parent {
         Some((_, pvs, _)) => share_seen(pvs, &as_dict(seen)?)?,
         None => {
@@ -335,12 +590,13 @@ fn encode_record<'py>(
         Some(b) => inline_values(&cv, parent.as_ref(), b, inline_max)?,
         None => PyDict::new(py),
     };
-    let record = PyDict::new(py);
-    record.set_item("v", get("v")?)?;
-    record.set_item("id", get("id")?)?;
-    record.set_item("ts", get("ts")?)?;
-    if let Some(u) = checkpoint.get_item("updated_channels")? {
-        record.set_item("u", u)?;
+    let mut head = vec![
+        ("v", get(intern!(py, "v"))?),
+        ("id", get(intern!(py, "id"))?),
+        ("ts", get(intern!(py, "ts"))?),
+    ];
+    if let Some(u) = checkpoint.get_item(intern!(py, "updated_channels"))? {
+        head.push(("u", u));
     }
     let extra = PyDict::new(py);
     for (k, v) in checkpoint.iter() {
@@ -349,15 +605,15 @@ fn encode_record<'py>(
         }
     }
     if !extra.is_empty() {
-        record.set_item("x", extra)?;
+        head.push(("x", extra.into_any()));
     }
+    let mut body = None;
     if let Some((bcv, bvs, binline)) = &base {
-        let (set_cv, del_cv, set_vs, del_vs_keys, del_vs, size) =
-            versions_delta(bcv, bvs, &cv, &vs)?;
+        let d = delta(bcv, bvs, &cv, &vs)?;
         let mut set_i = Vec::new();
         for (k, v) in inline.iter() {
             let same = match binline.get_item(&k)? {
-                Some(b) => b.eq(&v)?,
+                Some(b) => b.is(&v) || b.eq(&v)?,
                 None => false,
             };
             if !same {
@@ -365,41 +621,27 @@ fn encode_record<'py>(
             }
         }
         let mut del_i = Vec::new();
-        for k in binline.keys() {
-            if !inline.contains(&k)? {
-                del_i.push(k);
+        if binline.len() > inline.len() - set_i.len() {
+            for k in binline.keys() {
+                if !inline.contains(&k)? {
+                    del_i.push(k);
+                }
             }
         }
-        let total = size + set_i.len() + del_i.len();
+        let total = d.size() + set_i.len() + del_i.len();
         let full = state_size(&cv, &vs, &inline)?;
         if !(total * 2 >= full && full > 8) {
-            record.set_item("c", set_cv)?;
-            if !del_cv.is_empty() {
-                record.set_item("cd", del_cv)?;
-            }
-            if !set_vs.is_empty() {
-                record.set_item("s", set_vs)?;
-            }
-            if !del_vs_keys.is_empty() {
-                record.set_item("sk", del_vs_keys)?;
-            }
-            if !del_vs.is_empty() {
-                record.set_item("sd", del_vs)?;
-            }
-            if !set_i.is_empty() {
-                record.set_item("i", inline_lists(py, set_i.into_iter())?)?;
-            }
-            if !del_i.is_empty() {
-                record.set_item("ix", PyList::new(py, del_i)?)?;
-            }
-            return Ok((cv, vs, inline, true, record));
+            body = Some(Body::Delta(d, set_i, del_i));
         }
     }
-    let (c, s) = full_versions(&cv, &vs)?;
-    record.set_item("c", c)?;
-    record.set_item("s", s)?;
-    if !inline.is_empty() {
-        record.set_item("i", inline_lists(py, inline.iter())?)?;
-    }
-    Ok((cv, vs, inline, false, record))
+    let diffed = body.is_some();
+    let record = Record {
+        head,
+        body: body.unwrap_or_else(|| Body::Full((cv.clone(), vs.clone(), inline.clone()))),
+    };
+    let out = match as_bytes.then(|| record.to_bytes()).flatten() {
+        Some(bytes) => PyBytes::new(py, &bytes).into_any(),
+        None => record.to_dict(py)?.into_any(),
+    };
+    Ok((cv, vs, inline, diffed, out))
 }

@@ -33,6 +33,7 @@ from typing import Any
 
 from warpgraph import _core
 from warpgraph.checkpoint.base import (
+    EXCLUDED_METADATA_KEYS,
     WRITES_IDX_MAP,
     ChannelVersions,
     Checkpoint,
@@ -41,6 +42,7 @@ from warpgraph.checkpoint.base import (
     SerializerProtocol,
     get_checkpoint_metadata,
 )
+from warpgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 Typed = tuple[str, bytes]
 
@@ -53,6 +55,7 @@ _CORE_KEYS = frozenset(
 
 _DECODED: dict[tuple, str] = {}  # memo: the same versions recur in every checkpoint
 _MEMO_LIMIT = 65_536
+
 
 def decode_version(value: Any) -> Any:
     """A stored version: `[n, r]` (a saver version `f"{n:032}.{r:016}"` the encoder,
@@ -154,6 +157,7 @@ def encode_checkpoint(
     # natively, in one crossing: the versions (the parent's unchanged versions_seen dicts
     # shared), the inline values, and the record: a delta against `base` unless that is at
     # least half the full size (then the full versions, which also start a new chain)
+    # (with the default serializer, the record comes back as its msgpack bytes)
     cv, vs, inline, diffed, record = _core.encode_record(
         checkpoint,
         None if parent_state is None else _parts(parent_state),
@@ -161,10 +165,12 @@ def encode_checkpoint(
         blobs,
         INLINE_MAX,
         _CORE_KEYS,
+        type(serde) is JsonPlusSerializer,
     )
     base_id = base.checkpoint_id if diffed else None  # type: ignore[union-attr]
     state = VersionsState(checkpoint["id"], depth, base_id, cv, vs, inline)
-    return EncodedCheckpoint(depth, base_id, _dump(serde, "checkpoint", record), state)
+    typed = ("msgpack", record) if type(record) is bytes else _dump(serde, "checkpoint", record)
+    return EncodedCheckpoint(depth, base_id, typed, state)
 
 
 def _parts(state: VersionsState) -> tuple[dict, dict, dict]:
@@ -233,16 +239,56 @@ def _dump(serde: SerializerProtocol, what: str, value: Any) -> Typed:
         ) from exc
 
 
+def _native(serde: SerializerProtocol) -> bool:
+    """Whether `serde` is the default serializer, whose `dumps_typed` the native row
+    builders reproduce for exact builtins (other values still go through it)."""
+    return type(serde) is JsonPlusSerializer
+
+
 def blob_rows(
     serde: SerializerProtocol, values: Mapping[str, Any], new_versions: ChannelVersions
 ) -> list[tuple[str, str, str, bytes]]:
     """(channel, version_key, type, bytes) for each new version that has a value."""
+    try:
+        return _core.blob_rows(values, new_versions, serde.dumps_typed, _native(serde))
+    except TypeError:  # (also: not plain dicts) the loop below names a failing channel
+        pass
     rows = []
     for channel, version in new_versions.items():
         if channel in values:
             typ, data = _dump(serde, f"channel {channel!r}", values[channel])
             rows.append((channel, version_key(version), typ, data))
     return rows
+
+
+def write_rows_of(
+    serde: SerializerProtocol,
+    thread_id: str,
+    ns: str,
+    checkpoint_id: str,
+    writes: Sequence[tuple[str, Any]],
+    task_id: str,
+    task_path: str,
+) -> tuple[list[tuple], list[tuple]]:
+    """The write rows of a task as (regular, special) lists of full table rows
+    (thread_id, ns, checkpoint_id, *row) for the rows of `write_rows` (special: idx < 0)."""
+    try:
+        return _core.write_rows(  # type: ignore[no-any-return]
+            thread_id,
+            ns,
+            checkpoint_id,
+            writes,
+            task_id,
+            task_path,
+            WRITES_IDX_MAP,
+            serde.dumps_typed,
+            _native(serde),
+        )
+    except TypeError:  # (also: malformed writes) `write_rows` gives the precise error
+        pass
+    rows = write_rows(serde, writes, task_id, task_path)
+    head = (thread_id, ns, checkpoint_id)
+    return [(*head, *r) for r in rows if r[1] >= 0], [(*head, *r) for r in rows if r[1] < 0]
 
 
 def write_rows(
@@ -269,6 +315,9 @@ _META_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_n
 
 def dump_metadata(config: RunnableConfig, metadata: CheckpointMetadata) -> tuple[str, str | None]:
     """(JSON text of `get_checkpoint_metadata(config, metadata)`, its run_id as text)."""
+    text, run_id = _core.metadata_json(config, metadata, EXCLUDED_METADATA_KEYS)
+    if text is not None:  # else a value the native writer leaves to json (or to the error)
+        return text, run_id
     merged = get_checkpoint_metadata(config, metadata)
     rid = merged.get("run_id")
     try:

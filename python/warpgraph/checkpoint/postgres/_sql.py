@@ -76,6 +76,7 @@ def resume(op: Op, result: Any) -> tuple[Query | None, Any]:
 
 # --- reads -------------------------------------------------------------------------------
 
+
 # The checkpoints are picked (filtered, ordered, limited) first ("page"); then each
 # distinct (thread, ns, channel, version) blob the page reads is looked up once (a page of
 # consecutive checkpoints shares most blobs) and returned in the first row only; each row
@@ -123,7 +124,7 @@ SELECT p.thread_id, p.checkpoint_ns, p.checkpoint_id, p.parent_checkpoint_id, p.
        CASE WHEN p.rn = 1 THEN pb.tys END, CASE WHEN p.rn = 1 THEN pb.blobs END
 FROM page p
 CROSS JOIN pb
-{_writes_of('p')}
+{_writes_of("p")}
 ORDER BY p.checkpoint_id DESC"""
 
 
@@ -199,7 +200,7 @@ SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, c.parent_checkpoint_id, c.
        c.checkpoint, c.metadata, w.tasks, w.paths, w.idxs, w.chs, w.tys, w.blobs,
        c.inline_type, c.inline, b.ts, b.nss, b.chs, b.vers, b.tys, b.blobs
 FROM {CHECKPOINTS} c
-{_writes_of('c')}
+{_writes_of("c")}
 LEFT JOIN LATERAL (
     SELECT array_agg(x.thread_id) AS ts, array_agg(x.checkpoint_ns) AS nss,
            array_agg(cv.channel) AS chs, array_agg(cv.version) AS vers,

@@ -402,9 +402,9 @@ class SqliteCore(MaintenanceMixin):
         thread, ns, cid = _target(op.config)
         if not cid:
             raise ValueError('put_writes needs config["configurable"]["checkpoint_id"]')
-        rows = codec.write_rows(self.serde, op.writes, op.task_id, op.task_path)
-        regular = [(thread, ns, cid, *r) for r in rows if r[1] >= 0]
-        special = [(thread, ns, cid, *r) for r in rows if r[1] < 0]
+        regular, special = codec.write_rows_of(
+            self.serde, thread, ns, cid, op.writes, op.task_id, op.task_path
+        )
 
         def step(conn: sqlite3.Connection) -> None:
             if regular:
