@@ -11,7 +11,8 @@ use pyo3::types::{PyBytes, PyDict, PyFloat, PyList, PyString};
 use crate::functions::try_pack;
 use warpgraph_core::envelope;
 
-use warpgraph_core::version::split_saver_version;
+use std::hash::Hasher;
+use warpgraph_core::version::{split_saver_version, FxHasher};
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(compact_version, m)?)?;
@@ -35,9 +36,37 @@ fn same_version(a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>) -> PyResult<bool> {
     a.eq(b)
 }
 
+/// `split_saver_version(s)`, memoised: a version is compacted in every record whose
+/// delta holds it (its own checkpoint's, the next one's versions_seen, full records), and
+/// checking that `r` formats back exactly costs a shortest float formatting.
+fn split_version(s: &str) -> Option<(u64, f64)> {
+    const SLOTS: usize = 64;
+    type Slot = Option<(Box<str>, Option<(u64, f64)>)>;
+    thread_local! {
+        static MEMO: std::cell::RefCell<Vec<Slot>> = std::cell::RefCell::new(vec![None; SLOTS]);
+    }
+    if s.len() > 64 {
+        return split_saver_version(s);
+    }
+    let mut h = FxHasher::default();
+    h.write(s.as_bytes());
+    let slot = h.finish() as usize % SLOTS;
+    MEMO.with(|m| {
+        let mut m = m.borrow_mut();
+        if let Some((key, hit)) = &m[slot] {
+            if **key == *s {
+                return *hit;
+            }
+        }
+        let got = split_saver_version(s);
+        m[slot] = Some((s.into(), got));
+        got
+    })
+}
+
 fn compact<'py>(v: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
     if let Ok(s) = v.cast_exact::<PyString>() {
-        if let Some((n, r)) = split_saver_version(s.to_str()?) {
+        if let Some((n, r)) = split_version(s.to_str()?) {
             let py = v.py();
             let n = n.into_pyobject(py)?.into_any();
             let r = PyFloat::new(py, r).into_any();
@@ -285,6 +314,48 @@ fn names_version(v: &Bound<'_, PyAny>, vkey: &Bound<'_, PyAny>) -> PyResult<bool
     v.str()?.as_any().eq(vkey)
 }
 
+/// The parent's inline values whose channel still has the same version in `cv`.
+fn inherited<'py>(
+    cv: &Bound<'py, PyDict>,
+    pcv: &Bound<'py, PyDict>,
+    pinline: &Bound<'py, PyDict>,
+) -> PyResult<Bound<'py, PyDict>> {
+    // one pass over cv finds the changed channels; when every parent channel is still
+    // there (the usual case), the result is the parent's copy minus the changed ones
+    let mut changed = Vec::new();
+    let mut present = 0;
+    for (ch, v) in cv.iter() {
+        match pcv.get_item(&ch)? {
+            Some(p) => {
+                present += 1;
+                if !same_version(&v, &p)? {
+                    changed.push(ch);
+                }
+            }
+            None => changed.push(ch),
+        }
+    }
+    let inline = pinline.copy()?;
+    if present == pcv.len() {
+        for ch in changed {
+            if inline.contains(&ch)? {
+                inline.del_item(ch)?;
+            }
+        }
+        return Ok(inline);
+    }
+    inline.clear();
+    for (ch, value) in pinline.iter() {
+        let (Some(v), Some(p)) = (cv.get_item(&ch)?, pcv.get_item(&ch)?) else {
+            continue;
+        };
+        if same_version(&v, &p)? {
+            inline.set_item(ch, value)?;
+        }
+    }
+    Ok(inline)
+}
+
 /// Values a checkpoint keeps in its record: the parent's small values whose version is
 /// unchanged, then each written channel's new value when it is at most `inline_max` bytes
 /// (`blobs`: `(channel, version key, type, bytes)` rows of this put).
@@ -295,17 +366,10 @@ fn inline_values<'py>(
     inline_max: usize,
 ) -> PyResult<Bound<'py, PyDict>> {
     let py = cv.py();
-    let inline = PyDict::new(py);
-    if let Some((pcv, _, pinline)) = parent {
-        for (ch, value) in pinline.iter() {
-            let (Some(v), Some(p)) = (cv.get_item(&ch)?, pcv.get_item(&ch)?) else {
-                continue;
-            };
-            if same_version(&v, &p)? {
-                inline.set_item(ch, value)?;
-            }
-        }
-    }
+    let inline = match parent {
+        Some((pcv, _, pinline)) if !pinline.is_empty() => inherited(cv, pcv, pinline)?,
+        _ => PyDict::new(py),
+    };
     for row in blobs.try_iter()? {
         let row = row?;
         let (ch, vkey, typ, data): (
@@ -511,7 +575,7 @@ fn versions_map<'py>(
     for (k, v) in entries {
         pack(w, &k)?;
         let split = match v.cast_exact::<PyString>() {
-            Ok(s) => split_saver_version(s.to_str().ok()?),
+            Ok(s) => split_version(s.to_str().ok()?),
             Err(_) => None,
         };
         match split {
