@@ -52,6 +52,7 @@ _UNKNOWN = object()
 def run_bulk(core: Any, conn: sqlite3.Connection, steps: Sequence[Any]) -> list[Any]:
     """Results of `steps` (prepared puts / writes; exceptions pass through), run in bulk."""
     out: list[Any] = []
+    cur = core.cursor(conn)
     heads: dict[tuple[str, str], Any] = {}
     checkpoints: list[tuple] = []
     blobs: list[tuple] = []
@@ -71,7 +72,7 @@ def run_bulk(core: Any, conn: sqlite3.Connection, steps: Sequence[Any]) -> list[
         key = (thread, ns)
         head = heads.get(key, _UNKNOWN)
         if head is _UNKNOWN:  # nothing of this batch is inserted for `key` yet
-            head = conn.execute(_HEAD, key).fetchone()[0]
+            head = cur.execute(_HEAD, key).fetchone()[0]
         if expected is not NO_EXPECTATION and head != expected:
             raise CheckpointConflictError(thread, ns, expected, head)
         enc = core.encode_put(conn, thread, ns, parent_id, checkpoint, new_blobs)
@@ -82,12 +83,12 @@ def run_bulk(core: Any, conn: sqlite3.Connection, steps: Sequence[Any]) -> list[
         core._remember((thread, ns, cid), enc.state)
         heads[key] = cid if head is None or cid > head else head
         out.append(codec.config_of(thread, ns, cid))
-    if checkpoints and conn.executemany(_INSERT_CP, checkpoints).rowcount != len(checkpoints):
+    if checkpoints and cur.executemany(_INSERT_CP, checkpoints).rowcount != len(checkpoints):
         raise StoredAlready
     if blobs:
-        conn.executemany(_INSERT_BLOBS, blobs)
+        cur.executemany(_INSERT_BLOBS, blobs)
     if regular:
-        conn.executemany(_INSERT_WRITES, regular)
+        cur.executemany(_INSERT_WRITES, regular)
     if special:
-        conn.executemany(_REPLACE_WRITES, special)
+        cur.executemany(_REPLACE_WRITES, special)
     return out

@@ -75,6 +75,15 @@ class SqliteCore(MaintenanceMixin):
         self.cache_size = cache_size
         self._states: OrderedDict[Key, VersionsState] = OrderedDict()
         self._txn_states: dict[Key, VersionsState] | None = None
+        self._cursor_conn: sqlite3.Connection | None = None
+        self._cursor: sqlite3.Cursor | None = None
+
+    def cursor(self, conn: sqlite3.Connection) -> sqlite3.Cursor:
+        """A cursor of `conn` kept for the write path's statements, each consumed at once
+        (`conn.execute` makes a new cursor per call)."""
+        if conn is not self._cursor_conn:
+            self._cursor, self._cursor_conn = conn.cursor(), conn
+        return self._cursor  # type: ignore[return-value]
 
     # --- version-state cache ----------------------------------------------------------
     def _cached(self, key: Key) -> VersionsState | None:
@@ -140,11 +149,12 @@ class SqliteCore(MaintenanceMixin):
         visible to the cache only once the commit succeeded."""
         if conn.in_transaction:
             conn.commit()
-        conn.execute("BEGIN IMMEDIATE")
+        cur = self.cursor(conn)
+        cur.execute("BEGIN IMMEDIATE")
         self._txn_states = {}
         try:
             result = fn()
-            conn.execute("COMMIT")
+            cur.execute("COMMIT")
         except BaseException:
             self._txn_states = None
             if conn.in_transaction:
@@ -332,16 +342,17 @@ class SqliteCore(MaintenanceMixin):
         expected = op.expected_head
 
         def step(conn: sqlite3.Connection) -> RunnableConfig:
+            cur = self.cursor(conn)
             if expected is not NO_EXPECTATION:
                 # a separate SELECT: folding it into the INSERT (INSERT ... SELECT ... WHERE
                 # head IS ?) reads the target table, so SQLite stages the row in a temp table
                 # (measured slower)
-                actual = conn.execute(_HEAD, (thread, ns)).fetchone()[0]
+                actual = cur.execute(_HEAD, (thread, ns)).fetchone()[0]
                 if actual != expected:
                     raise CheckpointConflictError(thread, ns, expected, actual)
             enc = self.encode_put(conn, thread, ns, parent_id, checkpoint, blobs)
             row = (thread, ns, cid, parent_id, enc.base_id, enc.depth, run_id, *enc.record)
-            if conn.execute(_INSERT_CP, (*row, metadata)).rowcount == 0:
+            if cur.execute(_INSERT_CP, (*row, metadata)).rowcount == 0:
                 # the same id stored again: re-base its dependents, store it in full
                 enc = self._replace_checkpoint(conn, thread, ns, cid, parent_id, checkpoint, blobs)
                 conn.execute(
@@ -352,7 +363,7 @@ class SqliteCore(MaintenanceMixin):
                 )
             rows = blob_rows_to_store(thread, ns, blobs, enc)
             if rows:
-                conn.executemany(_INSERT_BLOBS, rows)
+                cur.executemany(_INSERT_BLOBS, rows)
             self._remember((thread, ns, cid), enc.state)
             return codec.config_of(thread, ns, cid)
 
@@ -408,9 +419,9 @@ class SqliteCore(MaintenanceMixin):
 
         def step(conn: sqlite3.Connection) -> None:
             if regular:
-                conn.executemany(_INSERT_WRITES, regular)
+                self.cursor(conn).executemany(_INSERT_WRITES, regular)
             if special:
-                conn.executemany(_REPLACE_WRITES, special)
+                self.cursor(conn).executemany(_REPLACE_WRITES, special)
 
         step.rows = (regular, special)  # type: ignore[attr-defined]
         return step
