@@ -152,12 +152,25 @@ def encode_checkpoint(
     `blobs` (the `blob_rows` of this put), when given, lets small values ride in the
     record as well: they are inherited from the parent while their version is unchanged.
     """
+    base = None
+    if parent_state is not None:
+        base = find_base(parent_state, skip_base_depth(parent_state.depth + 1))
+    return encode_against(serde, checkpoint, parent_state, base, blobs)
+
+
+def encode_against(
+    serde: SerializerProtocol,
+    checkpoint: Checkpoint,
+    parent_state: VersionsState | None,
+    base: VersionsState | None,
+    blobs: Sequence[tuple[str, str, str, bytes]] | None = None,
+) -> EncodedCheckpoint:
+    """`encode_checkpoint` with the parent's base state already found (see there)."""
     depth = 0 if parent_state is None else parent_state.depth + 1
-    base = None if parent_state is None else find_base(parent_state, skip_base_depth(depth))
     # natively, in one crossing: the versions (the parent's unchanged versions_seen dicts
     # shared), the inline values, and the record: a delta against `base` unless that is at
-    # least half the full size (then the full versions, which also start a new chain)
-    # (with the default serializer, the record comes back as its msgpack bytes)
+    # least half the full size (then the full versions, which also start a new chain);
+    # with the default serializer, the record comes back as its msgpack bytes
     cv, vs, inline, diffed, record = _core.encode_record(
         checkpoint,
         None if parent_state is None else _parts(parent_state),

@@ -161,8 +161,12 @@ class SqliteCore(MaintenanceMixin):
                 conn.execute("ROLLBACK")
             raise
         staged, self._txn_states = self._txn_states, None
+        states = self._states
         for key, state in staged.items():
-            self._remember(key, state)
+            states[key] = state
+            states.move_to_end(key)
+        while len(states) > self.cache_size:
+            states.popitem(last=False)
         return result
 
     # --- reads ------------------------------------------------------------------------
@@ -361,7 +365,7 @@ class SqliteCore(MaintenanceMixin):
                     "WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
                     (parent_id, enc.depth, run_id, *enc.record, metadata, thread, ns, cid),
                 )
-            rows = blob_rows_to_store(thread, ns, blobs, enc)
+            rows = blob_rows_to_store(thread, ns, blobs, enc) if blobs else None
             if rows:
                 cur.executemany(_INSERT_BLOBS, rows)
             self._remember((thread, ns, cid), enc.state)
@@ -381,17 +385,14 @@ class SqliteCore(MaintenanceMixin):
         blobs: list,
     ) -> codec.EncodedCheckpoint:
         """Encode a checkpoint against its parent's (cached or stored) versions."""
-        parent = self.state_of(conn, thread, ns, parent_id) if parent_id else None
-
-        def find_base(state: VersionsState, depth: int) -> VersionsState | None:
-            while state.depth > depth and state.base_id is not None:
-                nxt = self.state_of(conn, thread, ns, state.base_id)
-                if nxt is None:
-                    return None
-                state = nxt
-            return state
-
-        return codec.encode_checkpoint(self.serde, checkpoint, parent, find_base, blobs)
+        parent = base = self.state_of(conn, thread, ns, parent_id) if parent_id else None
+        if parent is not None:  # the skip-delta base: up the parent's base chain
+            depth = codec.skip_base_depth(parent.depth + 1)
+            while base.depth > depth and base.base_id is not None:  # type: ignore[union-attr]
+                base = self.state_of(conn, thread, ns, base.base_id)  # type: ignore[union-attr]
+                if base is None:
+                    break
+        return codec.encode_against(self.serde, checkpoint, parent, base, blobs)
 
     def _replace_checkpoint(
         self,
