@@ -49,9 +49,6 @@ def encode_record(
 
 # --- the SQL savers' row builders (warpgraph.checkpoint._sql.codec); ``native``: the
 # serializer is the default one, whose output exact builtins get without calling it
-def dumps_values(values: Any, dumps: Any, native: bool) -> list[tuple[str, bytes]]:
-    """``[dumps(v) for v in values]``."""
-
 def blob_rows(
     values: dict[str, Any], new_versions: dict[str, Any], dumps: Any, native: bool
 ) -> list[tuple[str, str, str, bytes]]:

@@ -1,4 +1,4 @@
-"""The SQL savers' native row builders (`_core.dumps_values`, `blob_rows`, `write_rows`,
+"""The SQL savers' native row builders (`_core.blob_rows`, `write_rows`,
 `metadata_json`) against the Python they replace, on generated values: the same bytes
 and text, and the same errors (the Python path still names what fails)."""
 
@@ -74,7 +74,7 @@ def python_dumps(value: Any) -> Any:
 
 def native_dumps(value: Any) -> Any:
     try:
-        return _core.dumps_values([value], SERDE.dumps_typed, True)[0]
+        return _core.blob_rows({"c": value}, {"c": "1"}, SERDE.dumps_typed, True)[0][2:]
     except Exception as exc:  # noqa: BLE001
         return type(exc)
 
@@ -99,7 +99,8 @@ def test_a_custom_serializer_gets_every_value() -> None:
         seen.append(v)
         return "custom", b"x"
 
-    assert _core.dumps_values([None, "a", 1], dumps, False) == [("custom", b"x")] * 3
+    rows = _core.blob_rows({"a": None, "b": "a", "c": 1}, dict.fromkeys("abc", 1), dumps, False)
+    assert [r[2:] for r in rows] == [("custom", b"x")] * 3
     assert seen == [None, "a", 1]
 
 

@@ -13,7 +13,6 @@ use crate::functions::try_pack;
 use crate::metadata::checkpoint_metadata;
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(dumps_values, m)?)?;
     m.add_function(wrap_pyfunction!(blob_rows, m)?)?;
     m.add_function(wrap_pyfunction!(write_rows, m)?)?;
     m.add_function(wrap_pyfunction!(metadata_json, m)?)?;
@@ -47,22 +46,6 @@ fn dumps_one<'py>(
         }
     }
     dumps.call1((value,))?.extract()
-}
-
-/// `[dumps(v) for v in values]` (see the module doc for `native`).
-#[pyfunction]
-fn dumps_values<'py>(
-    values: &Bound<'py, PyAny>,
-    dumps: &Bound<'py, PyAny>,
-    native: bool,
-) -> PyResult<Bound<'py, PyList>> {
-    let py = values.py();
-    let mut buf = Vec::new();
-    let out = PyList::empty(py);
-    for v in values.try_iter()? {
-        out.append(dumps_one(&v?, dumps, native, &mut buf)?)?;
-    }
-    Ok(out)
 }
 
 /// `(channel, str(version), type, bytes)` for each channel of `new_versions` that has a

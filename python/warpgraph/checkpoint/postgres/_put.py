@@ -29,7 +29,6 @@ from warpgraph.checkpoint.base import (
     CheckpointMetadata,
     RunnableConfig,
     SerializerProtocol,
-    get_checkpoint_metadata,
 )
 from warpgraph.checkpoint.postgres._schema import (
     BLOBS,
@@ -317,22 +316,6 @@ def blob_rows(
     return rows
 
 
-_encode_metadata = json.JSONEncoder(
-    ensure_ascii=False, separators=(",", ":"), allow_nan=False
-).encode  # built once: json.dumps builds an encoder per call when given options
-
-
-def dump_metadata(config: RunnableConfig, metadata: CheckpointMetadata) -> tuple[str, str | None]:
-    """`codec.dump_metadata` (same text, run_id and errors), with a prebuilt encoder."""
-    merged = get_checkpoint_metadata(config, metadata)
-    try:
-        text = _encode_metadata(merged)
-    except (TypeError, ValueError):  # let the codec raise its error naming the key
-        return codec.dump_metadata(config, metadata)
-    rid = merged.get("run_id")
-    return text, None if rid is None else str(rid)
-
-
 def put_op(
     serde: SerializerProtocol,
     config: RunnableConfig,
@@ -361,7 +344,7 @@ def put_op(
         ty, record = serde.dumps_typed(envelope)
     except TypeError as exc:
         raise TypeError(f"Cannot serialize checkpoint {checkpoint['id']!r} ({exc})") from exc
-    meta, run_id = dump_metadata(config, metadata)
+    meta, run_id = codec.dump_metadata(config, metadata)
     versions = checkpoint["channel_versions"]
     refs = [ch for ch in versions if ch not in inline] if inline else list(versions)
     checkpoint_id = checkpoint["id"]
