@@ -7,6 +7,7 @@ Results are compared with LangGraph's engine running the same graph on its InMem
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import gc
 import importlib
 import sqlite3
@@ -331,24 +332,38 @@ def _apply_one_by_one(saver: SqliteSaver, ops: list[tuple]) -> list:
     return out
 
 
-def _submit_in_one_batch(saver: SqliteSaver, ops: list[tuple]) -> tuple[list, int]:
+def _as_items(ops: list[tuple]) -> list:
+    from warpgraph.checkpoint._sql import PutOp, WritesOp
+
+    items: list = []
+    for i, op in enumerate(ops):
+        if op[0] == "put":
+            _, thread, cp, parent, expected = op
+            conf = {"thread_id": thread, "checkpoint_ns": "", "checkpoint_id": parent}
+            new = {k: 1 for k in cp["channel_versions"]} if parent is None else {"n": 1}
+            items.append(PutOp({"configurable": conf}, cp, {"i": i}, new, expected))
+        else:
+            _, thread, cid, writes, task = op
+            conf = {"thread_id": thread, "checkpoint_ns": "", "checkpoint_id": cid}
+            items.append(WritesOp({"configurable": conf}, writes, task, ""))
+    return items
+
+
+def _submit_in_one_batch(saver: SqliteSaver, ops: list[tuple], via: str) -> tuple[list, int]:
+    """Results per op (futures) or [first failure's type or None] (`submit_many`'s sink)."""
+    from warpgraph.checkpoint._sql.writer import FailureSink
+
     writer = saver.writer()
-    futures = []
+    sink = FailureSink()
     with saver.lock:  # the writer cannot commit until everything is queued
-        for i, op in enumerate(ops):
-            if op[0] == "put":
-                _, thread, cp, parent, expected = op
-                conf = {"thread_id": thread, "checkpoint_ns": "", "checkpoint_id": parent}
-                new = {k: 1 for k in cp["channel_versions"]} if parent is None else {"n": 1}
-                futures.append(
-                    writer.put({"configurable": conf}, cp, {"i": i}, new, expected_head=expected)
-                )
-            else:
-                _, thread, cid, writes, task = op
-                conf = {"thread_id": thread, "checkpoint_ns": "", "checkpoint_id": cid}
-                futures.append(writer.put_writes({"configurable": conf}, writes, task))
+        if via == "futures":
+            futures = [writer.submit(item) for item in _as_items(ops)]
+        else:
+            writer.submit_many(_as_items(ops), sink)
     writer.flush()
     writer.close()
+    if via == "sink":
+        return [None if sink.error is None else type(sink.error)], writer.batches
     out = [f.result() if f.exception() is None else type(f.exception()) for f in futures]
     return out, writer.batches
 
@@ -361,17 +376,40 @@ def _stored(saver: SqliteSaver) -> list:
     ]
 
 
+@pytest.mark.parametrize("via", ["futures", "sink"])
 @pytest.mark.parametrize("kind", ["clean", "conflict", "duplicate"])
-def test_a_batch_commits_like_one_by_one(tmp_path, kind: str) -> None:
+def test_a_batch_commits_like_one_by_one(tmp_path, kind: str, via: str) -> None:
     ops = _ops(kind)
     with (
         SqliteSaver.from_conn_string(str(tmp_path / "one.db")) as one,
         SqliteSaver.from_conn_string(str(tmp_path / "batch.db")) as batched,
     ):
         expected = _apply_one_by_one(one, ops)
-        got, batches = _submit_in_one_batch(batched, ops)
+        got, batches = _submit_in_one_batch(batched, ops, via)
         assert batches == 1
+        if via == "sink":  # the sink keeps the first failure only
+            failures = [r for r in expected if isinstance(r, type)]
+            expected = [failures[0] if failures else None]
         assert got == expected
         if kind == "conflict":
             assert CheckpointConflictError in got
         assert _stored(batched) == _stored(one)
+
+
+def test_submit_many_queues_nothing_when_a_value_cannot_be_serialized(tmp_path) -> None:
+    from warpgraph.checkpoint._sql.writer import FailureSink
+
+    with SqliteSaver.from_conn_string(str(tmp_path / "s.db")) as saver:
+        items = _as_items(_ops("clean"))
+        bad = dataclasses.replace(items[3], writes=[("n", object())])  # 2nd task's writes
+        writer = saver.writer()
+        sink = FailureSink()
+        with pytest.raises(TypeError, match="n"):
+            writer.submit_many([*items[:3], bad, *items[4:]], sink)
+        writer.flush()
+        assert sink.error is None and writer.batches == 0
+        assert _stored(saver) == []  # nothing of the call was queued
+        writer.submit_many(items, sink)  # the writer still serves
+        writer.close()
+        assert sink.error is None and writer.batches == 1
+        assert len(_stored(saver)) == 4

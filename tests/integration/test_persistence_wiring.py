@@ -565,3 +565,25 @@ async def test_nested_runs_share_the_root_runs_writer(tmp_path, driver: str) -> 
         t.config["configurable"]["checkpoint_ns"] for t in ref.checkpointer.list(None)
     }
     assert len(namespaces) == len(ref_namespaces) == 4  # the root's + one per subgraph call
+
+
+@pytest.mark.parametrize("durability", ["sync", "async", "exit"])
+def test_a_value_that_cannot_be_serialized_stops_the_run_and_keeps_what_was_saved(
+    tmp_path, durability: str
+) -> None:
+    class Opaque:
+        pass
+
+    g = chain("warpgraph", 2)
+    g.add_node("bad", lambda s: {"log": [Opaque()]})
+    g.add_edge("n1", "bad")
+    config = {"configurable": {"thread_id": "t"}}
+    with SqliteSaver.from_conn_string(str(tmp_path / "s.db")) as saver:
+        graph = g.compile(checkpointer=saver)
+        with pytest.raises(TypeError, match="Opaque"):
+            graph.invoke({"log": []}, config, durability=durability)
+        saved = graph.get_state(config)
+        if durability == "exit":  # nothing is written before the run's end
+            assert saved.values == {}
+        else:  # the steps before the failing one are kept, resumable
+            assert saved.values == {"log": [0, 1]} and saved.next == ("bad",)

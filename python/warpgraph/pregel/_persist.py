@@ -24,12 +24,13 @@ Modes (chosen once per run from durability and what the saver supports):
   group-commit writer as soon as the loop produces it: the saver's long-lived
   `shared_writer()` when it has one (shared by all its runs), else a per-run `writer()`.
   The writer commits in submission order, several checkpoints per transaction, so a
-  checkpoint is never visible before the writes submitted ahead of it. Each operation
-  has its own future: a failed commit is raised at the run's next saver operation; the
-  run's end (also on error or interrupt) waits for its own operations only (a shared
-  writer keeps running) and raises their first failure.
+  checkpoint is never visible before the writes submitted ahead of it. The run's
+  operations report to one `FailureSink` (no future per operation): a failed commit is
+  raised at the run's next saver operation; the run's end (also on error or interrupt)
+  waits for everything it submitted (a marker future; a shared writer keeps running) and
+  raises the first failure.
   A nested run (a subgraph called by a task) on the same saver submits to its root run's
-  writer, and leaves the waiting to the root run.
+  writer and sink, and leaves the waiting to the root run.
 * "plain": one saver call per operation (LangGraph's savers, third-party savers).
   Writes of finished tasks are still handed over as each task finishes (except for
   warpgraph's InMemorySaver, whose writes stay on the loop's own path).
@@ -48,13 +49,13 @@ import asyncio
 import inspect
 import sys
 import threading
-from collections import deque
 from collections.abc import Callable
 from contextvars import ContextVar
 from typing import Any
 
 from warpgraph._internal._constants import CONF, CONFIG_KEY_CHECKPOINT_ID, INTERRUPT, TASKS
 from warpgraph.checkpoint._sql import NO_EXPECTATION, PutOp, WritesOp
+from warpgraph.checkpoint._sql.writer import FailureSink
 
 __all__ = (
     "WRITE_LANGGRAPH_TYPES",
@@ -198,7 +199,6 @@ class SaverSession:
         "failed",
         "fence",
         "foreign",
-        "futures",
         "hooks_tasks",
         "inflight",
         "is_async",
@@ -208,6 +208,8 @@ class SaverSession:
         "root",
         "saver",
         "shared",
+        "sink",
+        "submitted",
         "task_path",
         "writer",
     )
@@ -235,13 +237,16 @@ class SaverSession:
         self.shared = False  # `writer` is the saver's shared one (see `submit`)
         self.root: SaverSession | None = None  # whose writer this (nested) run uses
         self.lock: Any = None
+        self.sink: FailureSink | None = None  # where the writer reports failed commits
+        self.submitted = False  # anything went to the writer (the end waits for it)
         if self.mode == "writer":
             parent = ACTIVE.get() if nested else None
             if parent is not None and parent.saver is saver:
                 self.root = parent.root or parent
+                self.sink = self.root.sink
             else:
                 self.lock = threading.Lock()
-        self.futures: deque = deque()
+                self.sink = FailureSink()
         self.inflight: list[Any] = []  # async: commits started from task callbacks
         self.closed = False
         # plain savers without fencing or type translation get the loop's ops as they are
@@ -324,12 +329,10 @@ class SaverSession:
         """Raise the failure that stopped this run's writes (also a writer commit's)."""
         if self.failed is not None:
             raise self.failed
-        futures = self.futures
-        while futures and futures[0].done():
-            exc = futures.popleft().exception()
-            if exc is not None:
-                self.failed = exc
-                raise exc
+        sink = self.sink
+        if sink is not None and sink.error is not None:
+            self.failed = sink.error
+            raise sink.error
 
     def submit(self, items: list) -> None:
         owner = self.root or self
@@ -341,8 +344,12 @@ class SaverSession:
                     owner.shared = shared is not None
                     owner.writer = shared() if shared is not None else self.saver.writer()
                 writer = owner.writer
-        for item in items:
-            self.futures.append(writer.submit(item))
+        owner.submitted = True
+        try:
+            writer.submit_many(items, owner.sink)
+        except BaseException as exc:  # a value that cannot be serialized: nothing queued
+            self.failed = exc
+            raise
 
     def _end_writer(self) -> Any:
         """The run's end in writer mode: a per-run writer is closed (it commits what it
@@ -354,15 +361,13 @@ class SaverSession:
         if not self.shared:
             writer.close()
             return None
-        return writer.marker() if self.futures else None
+        return writer.marker() if self.submitted else None
 
     def _hand_over(self) -> bool:
         """A nested run's end: its pending commits become its root run's to wait for."""
         if self.root is None:
             return False
         self.check()
-        self.root.futures.extend(self.futures)
-        self.futures.clear()
         return True
 
     def hook(self, loop: Any, n_tasks: int, run: Callable[[list], None]) -> Callable:
@@ -447,7 +452,7 @@ class SaverSession:
         items = self.take()
         if items:
             self.commit(items)
-        elif self.futures:
+        else:
             self.check()
 
     def get_tuple(self, config: dict) -> Any:
@@ -514,7 +519,7 @@ class SaverSession:
         items = self.take()
         if items:
             await self.acommit(items)
-        elif self.futures:
+        else:
             self.check()
 
     async def aget_tuple(self, config: dict) -> Any:

@@ -13,6 +13,25 @@ from warpgraph.checkpoint._sql import NO_EXPECTATION, PutOp, WritesOp
 _STOP = object()
 
 
+class FailureSink:
+    """Where operations queued with `GroupCommitWriter.submit_many` report: keeps the first
+    failure (`error`) and nothing per operation. A run's saver session checks `error`
+    before its next operation; building and resolving a `Future` per operation (a
+    Condition and an RLock each) costs more than the commit's own Python work."""
+
+    __slots__ = ("error",)
+
+    def __init__(self) -> None:
+        self.error: BaseException | None = None
+
+    def set_result(self, result: Any) -> None:
+        pass
+
+    def set_exception(self, exc: BaseException) -> None:
+        if self.error is None:
+            self.error = exc
+
+
 class GroupCommitWriter:
     """Commits queued `put` / `put_writes` operations from one background thread.
 
@@ -22,7 +41,8 @@ class GroupCommitWriter:
     the next transaction, so a checkpoint is never visible before the writes submitted
     ahead of it. Each operation's future resolves after the commit that contains it
     (result: the put's config, or None for writes; a failed op - e.g. a fencing conflict -
-    is rolled back alone and fails only its own future).
+    is rolled back alone and fails only its own future). `submit_many` queues operations
+    that report to a shared `FailureSink` instead (a run's saver session).
     """
 
     def __init__(
@@ -65,6 +85,18 @@ class GroupCommitWriter:
                 raise RuntimeError("GroupCommitWriter is closed")
             self._queue.put((prepared, fut))
         return fut
+
+    def submit_many(self, ops: Sequence[PutOp | WritesOp], sink: FailureSink) -> None:
+        """Queue `ops` in order without a future each: a commit failure goes to `sink`.
+        Serialization happens first, for all of them: when one cannot be serialized it
+        raises here and none of `ops` is queued."""
+        prepared = [self._prepare(op) for op in ops]
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("GroupCommitWriter is closed")
+            put = self._queue.put
+            for p in prepared:
+                put((p, sink))
 
     def put(
         self,
@@ -137,16 +169,16 @@ class GroupCommitWriter:
                 if prepared is None:
                     fut.set_result(None)
 
-    def _commit_batch(self, ops: list[tuple[Any, Future]]) -> None:
+    def _commit_batch(self, ops: list[tuple[Any, Future | FailureSink]]) -> None:
         try:
             results = self._commit([p for p, _ in ops])
         except BaseException as exc:  # noqa: BLE001 - the whole transaction failed
-            for _, fut in ops:
-                fut.set_exception(exc)
+            for _, target in ops:
+                target.set_exception(exc)
             return
         self.batches += 1
-        for (_, fut), result in zip(ops, results):
+        for (_, target), result in zip(ops, results):
             if isinstance(result, BaseException):
-                fut.set_exception(result)
-            else:
-                fut.set_result(result)
+                target.set_exception(result)
+            elif target.__class__ is not FailureSink:
+                target.set_result(result)
