@@ -4,6 +4,7 @@
 //!
 //! Semantics are those of the Python functions they replace: two versions are the same
 //! when they are the same object, or of the same type and equal.
+use pyo3::ffi;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyFloat, PyList, PyString};
@@ -24,16 +25,51 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
 }
 
 fn same_version(a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>) -> PyResult<bool> {
-    if a.is(b) {
+    let (pa, pb) = (a.as_ptr(), b.as_ptr());
+    if pa == pb {
         return Ok(true);
     }
-    if !a.get_type().is(b.get_type()) {
-        return Ok(false);
-    }
-    if let (Ok(x), Ok(y)) = (a.cast_exact::<PyString>(), b.cast_exact::<PyString>()) {
-        return Ok(x.to_str()? == y.to_str()?);
+    // SAFETY: both are live objects (borrowed from Bounds) and the GIL is held.
+    unsafe {
+        let ty = ffi::Py_TYPE(pa);
+        if ty != ffi::Py_TYPE(pb) {
+            return Ok(false);
+        }
+        // exact str / int (the usual versions): no user code runs in the comparison
+        if ty == std::ptr::addr_of_mut!(ffi::PyUnicode_Type)
+            || ty == std::ptr::addr_of_mut!(ffi::PyLong_Type)
+        {
+            return match ffi::PyObject_RichCompareBool(pa, pb, ffi::Py_EQ) {
+                1 => Ok(true),
+                0 => Ok(false),
+                _ => Err(PyErr::fetch(a.py())),
+            };
+        }
     }
     a.eq(b)
+}
+
+/// A dict's entries (owned references), without PyO3's per-step size checks: the
+/// codec reads version dicts that nothing mutates while it runs, and `PyDict_Next`
+/// stays memory-safe even if something did.
+fn entries<'a, 'py>(d: &'a Bound<'py, PyDict>) -> impl Iterator<Item = Pair<'py>> + 'a {
+    let mut pos: ffi::Py_ssize_t = 0;
+    std::iter::from_fn(move || {
+        let mut k: *mut ffi::PyObject = std::ptr::null_mut();
+        let mut v: *mut ffi::PyObject = std::ptr::null_mut();
+        // SAFETY: `d` is a live dict and the GIL is held; the entries are borrowed
+        // references, turned into owned ones at once.
+        unsafe {
+            if ffi::PyDict_Next(d.as_ptr(), &mut pos, &mut k, &mut v) == 0 {
+                return None;
+            }
+            let py = d.py();
+            Some((
+                Bound::from_borrowed_ptr(py, k),
+                Bound::from_borrowed_ptr(py, v),
+            ))
+        }
+    })
 }
 
 /// `split_saver_version(s)`, memoised: a version is compacted in every record whose
@@ -92,7 +128,7 @@ fn share_seen<'py>(
 ) -> PyResult<Bound<'py, PyDict>> {
     let py = vs.py();
     let out = PyDict::new(py);
-    for (node, seen) in vs.iter() {
+    for (node, seen) in entries(vs) {
         let seen = as_dict(seen)?;
         if let Some(old) = parent_vs.get_item(&node)? {
             if let Ok(old) = old.cast::<PyDict>() {
@@ -129,7 +165,7 @@ fn same_entries(a: &Bound<'_, PyDict>, b: &Bound<'_, PyDict>) -> PyResult<bool> 
     if a.len() != b.len() {
         return Ok(false);
     }
-    for (k, v) in b.iter() {
+    for (k, v) in entries(b) {
         match a.get_item(&k)? {
             Some(old) if same_version(&old, &v)? => {}
             _ => return Ok(false),
@@ -176,41 +212,56 @@ fn delta<'py>(
         del_vs_keys: Vec::new(),
         del_vs: Vec::new(),
     };
-    for (k, v) in cv.iter() {
+    // `present` counts the keys also in the base: the base lost keys only when it has
+    // more than that (then, and only then, its keys are scanned)
+    let mut present = 0;
+    for (k, v) in entries(cv) {
         match base_cv.get_item(&k)? {
-            Some(b) if same_version(&b, &v)? => {}
-            _ => d.set_cv.push((k, v)),
+            Some(b) => {
+                present += 1;
+                if !same_version(&b, &v)? {
+                    d.set_cv.push((k, v));
+                }
+            }
+            None => d.set_cv.push((k, v)),
         }
     }
-    if base_cv.len() > cv.len() - d.set_cv.len() {
+    if base_cv.len() > present {
         for k in base_cv.keys() {
             if !cv.contains(&k)? {
                 d.del_cv.push(k);
             }
         }
     }
-    for (node, seen) in vs.iter() {
+    let mut nodes_present = 0;
+    for (node, seen) in entries(vs) {
         let seen = seen.cast_into::<PyDict>()?;
         let Some(old) = base_vs.get_item(&node)? else {
             d.set_vs.push((node, seen.iter().collect()));
             continue;
         };
+        nodes_present += 1;
         if old.is(&seen) {
             continue;
         }
         let old = old.cast_into::<PyDict>()?;
         let mut changed = Vec::new();
-        for (k, v) in seen.iter() {
+        let mut present = 0;
+        for (k, v) in entries(&seen) {
             match old.get_item(&k)? {
-                Some(b) if same_version(&b, &v)? => {}
-                _ => changed.push((k, v)),
+                Some(b) => {
+                    present += 1;
+                    if !same_version(&b, &v)? {
+                        changed.push((k, v));
+                    }
+                }
+                None => changed.push((k, v)),
             }
         }
-        let n_changed = changed.len();
-        if n_changed > 0 {
+        if !changed.is_empty() {
             d.set_vs.push((node.clone(), changed));
         }
-        if old.len() > seen.len() - n_changed {
+        if old.len() > present {
             let gone: Vec<_> = old
                 .keys()
                 .iter()
@@ -225,7 +276,7 @@ fn delta<'py>(
             }
         }
     }
-    if base_vs.len() > vs.len() - d.set_vs.len() {
+    if base_vs.len() > nodes_present {
         for k in base_vs.keys() {
             if !vs.contains(&k)? {
                 d.del_vs.push(k);
@@ -324,7 +375,7 @@ fn inherited<'py>(
     // there (the usual case), the result is the parent's copy minus the changed ones
     let mut changed = Vec::new();
     let mut present = 0;
-    for (ch, v) in cv.iter() {
+    for (ch, v) in entries(cv) {
         match pcv.get_item(&ch)? {
             Some(p) => {
                 present += 1;
@@ -675,9 +726,13 @@ fn encode_record<'py>(
     if let Some((bcv, bvs, binline)) = &base {
         let d = delta(bcv, bvs, &cv, &vs)?;
         let mut set_i = Vec::new();
+        let mut present = 0;
         for (k, v) in inline.iter() {
             let same = match binline.get_item(&k)? {
-                Some(b) => b.is(&v) || b.eq(&v)?,
+                Some(b) => {
+                    present += 1;
+                    b.is(&v) || b.eq(&v)?
+                }
                 None => false,
             };
             if !same {
@@ -685,7 +740,7 @@ fn encode_record<'py>(
             }
         }
         let mut del_i = Vec::new();
-        if binline.len() > inline.len() - set_i.len() {
+        if binline.len() > present {
             for k in binline.keys() {
                 if !inline.contains(&k)? {
                     del_i.push(k);
