@@ -50,38 +50,65 @@ pub(crate) fn checkpoint_metadata<'py>(
         out.set_item(k, v)?;
     }
     for name in [intern!(py, "metadata"), intern!(py, "configurable")] {
-        let extra = config.call_method1(intern!(py, "get"), (name,))?;
+        let extra = match config.cast::<PyDict>() {
+            Ok(d) => d.get_item(name)?,
+            Err(_) => Some(config.call_method1(intern!(py, "get"), (name,))?),
+        };
+        let Some(extra) = extra else { continue };
         if !extra.is_truthy()? {
             continue;
         }
-        let items = match extra.cast::<PyDict>() {
-            Ok(d) => d.items(),
-            Err(_) => extra
-                .call_method0(intern!(py, "items"))?
-                .try_iter()?
-                .collect::<PyResult<Vec<_>>>()
-                .map(|v| pyo3::types::PyList::new(py, v))??,
-        };
-        for item in items.iter() {
-            let (key, value): (Bound<'py, PyAny>, Bound<'py, PyAny>) = item.extract()?;
-            if out.contains(&key)? || excluded.contains(&key)? {
-                continue;
+        match extra.cast::<PyDict>() {
+            Ok(d) => {
+                for (key, value) in d.iter() {
+                    merge_one(&out, excluded, key, value)?;
+                }
             }
-            let private = match key.cast_exact::<PyString>().map(|s| s.to_str()) {
-                Ok(Ok(s)) => s.starts_with("__"),
-                _ => key
-                    .call_method1(intern!(py, "startswith"), ("__",))?
-                    .is_truthy()?,
-            };
-            if private {
-                continue;
-            }
-            if value.is_instance_of::<PyString>() {
-                out.set_item(key, strip_nul(&value)?)?;
-            } else if value.is_instance_of::<PyInt>() || value.is_instance_of::<PyFloat>() {
-                out.set_item(key, value)?;
+            Err(_) => {
+                let items = extra
+                    .call_method0(intern!(py, "items"))?
+                    .try_iter()?
+                    .collect::<PyResult<Vec<_>>>()?;
+                for item in items {
+                    let (key, value): (Bound<'py, PyAny>, Bound<'py, PyAny>) = item.extract()?;
+                    merge_one(&out, excluded, key, value)?;
+                }
             }
         }
     }
     Ok(out)
+}
+
+/// One config entry into the metadata: skipped when the metadata has the key, it is
+/// excluded or private (`__`-prefixed); str values (NULs stripped), ints and floats only.
+fn merge_one<'py>(
+    out: &Bound<'py, PyDict>,
+    excluded: &Bound<'py, PySet>,
+    key: Bound<'py, PyAny>,
+    value: Bound<'py, PyAny>,
+) -> PyResult<()> {
+    let py = key.py();
+    // an exact str key: the cheap private check first (a run's configurable is mostly
+    // engine-internal keys); any other key: LangGraph's order (a key the metadata has or
+    // that is excluded is skipped before `startswith` is called on it)
+    let private = match key.cast_exact::<PyString>().map(|s| s.to_str()) {
+        Ok(Ok(s)) => Some(s.starts_with("__")),
+        _ => None,
+    };
+    if private == Some(true) || out.contains(&key)? || excluded.contains(&key)? {
+        return Ok(());
+    }
+    if private.is_none()
+        && key
+            .call_method1(intern!(py, "startswith"), ("__",))?
+            .is_truthy()?
+    {
+        return Ok(());
+    }
+    if value.is_instance_of::<PyString>() {
+        out.set_item(key, strip_nul(&value)?)?;
+    } else if value.is_instance_of::<PyInt>() || value.is_instance_of::<PyFloat>() {
+        out.set_item(key, value)?;
+    }
+    Ok(())
 }
