@@ -50,7 +50,7 @@ _UNKNOWN = object()
 
 
 def run_bulk(core: Any, conn: sqlite3.Connection, steps: Sequence[Any]) -> list[Any]:
-    """Results of `steps` (prepared puts / writes; exceptions pass through), run in bulk."""
+    """Results of `steps` (`SqliteCore.prepare` tuples; exceptions pass through), run in bulk."""
     out: list[Any] = []
     cur = core.cursor(conn)
     heads: dict[tuple[str, str], Any] = {}
@@ -62,13 +62,12 @@ def run_bulk(core: Any, conn: sqlite3.Connection, steps: Sequence[Any]) -> list[
         if isinstance(step, BaseException):
             out.append(step)
             continue
-        rows = getattr(step, "rows", None)
-        if rows is not None:
-            regular += rows[0]
-            special += rows[1]
+        if len(step) == 2:  # a writes op's (regular, special) rows
+            regular += step[0]
+            special += step[1]
             out.append(None)
             continue
-        thread, ns, cid, parent_id, checkpoint, new_blobs, metadata, run_id, expected = step.put
+        thread, ns, cid, parent_id, checkpoint, new_blobs, metadata, run_id, expected = step
         key = (thread, ns)
         head = heads.get(key, _UNKNOWN)
         if head is _UNKNOWN:  # nothing of this batch is inserted for `key` yet

@@ -329,51 +329,72 @@ class SqliteCore(MaintenanceMixin):
         return conn.execute(_HEAD, (thread, ns)).fetchone()[0]
 
     # --- writes -----------------------------------------------------------------------
-    def prepare(self, op: PutOp | WritesOp) -> Callable[[sqlite3.Connection], Any]:
-        """Serialize an operation (outside any transaction); returns its SQL step."""
+    # A prepared operation (serialized outside any transaction) is a plain tuple, run by
+    # `store`: a put's (thread, ns, cid, parent_id, checkpoint, blob rows, metadata JSON,
+    # run_id, expected head), or a writes op's (regular rows, special rows).
+    def prepare(self, op: PutOp | WritesOp) -> tuple:
+        """Serialize an operation (outside any transaction); returns its prepared tuple."""
         if isinstance(op, PutOp):
-            return self._prepare_put(op)
+            thread, ns, parent_id = _target(op.config)
+            checkpoint = op.checkpoint
+            blobs = codec.blob_rows(self.serde, checkpoint["channel_values"], op.new_versions)
+            metadata, run_id = codec.dump_metadata(op.config, op.metadata)
+            cid = checkpoint["id"]
+            return (
+                thread,
+                ns,
+                cid,
+                parent_id,
+                checkpoint,
+                blobs,
+                metadata,
+                run_id,
+                op.expected_head,
+            )
         if isinstance(op, WritesOp):
-            return self._prepare_writes(op)
+            thread, ns, cid = _target(op.config)
+            if not cid:
+                raise ValueError('put_writes needs config["configurable"]["checkpoint_id"]')
+            return codec.write_rows_of(
+                self.serde, thread, ns, cid, op.writes, op.task_id, op.task_path
+            )
         raise TypeError(f"put_batch takes PutOp or WritesOp items, not {type(op).__name__}")
 
-    def _prepare_put(self, op: PutOp) -> Callable[[sqlite3.Connection], RunnableConfig]:
-        thread, ns, parent_id = _target(op.config)
-        checkpoint = op.checkpoint
-        cid = checkpoint["id"]
-        blobs = codec.blob_rows(self.serde, checkpoint["channel_values"], op.new_versions)
-        metadata, run_id = codec.dump_metadata(op.config, op.metadata)
-        expected = op.expected_head
-
-        def step(conn: sqlite3.Connection) -> RunnableConfig:
-            cur = self.cursor(conn)
-            if expected is not NO_EXPECTATION:
-                # a separate SELECT: folding it into the INSERT (INSERT ... SELECT ... WHERE
-                # head IS ?) reads the target table, so SQLite stages the row in a temp table
-                # (measured slower)
-                actual = cur.execute(_HEAD, (thread, ns)).fetchone()[0]
-                if actual != expected:
-                    raise CheckpointConflictError(thread, ns, expected, actual)
-            enc = self.encode_put(conn, thread, ns, parent_id, checkpoint, blobs)
-            row = (thread, ns, cid, parent_id, enc.base_id, enc.depth, run_id, *enc.record)
-            if cur.execute(_INSERT_CP, (*row, metadata)).rowcount == 0:
-                # the same id stored again: re-base its dependents, store it in full
-                enc = self._replace_checkpoint(conn, thread, ns, cid, parent_id, checkpoint, blobs)
-                conn.execute(
-                    "UPDATE wg_checkpoints SET parent_checkpoint_id = ?, base_id = NULL, "
-                    "depth = ?, run_id = ?, type = ?, checkpoint = ?, metadata = ? "
-                    "WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
-                    (parent_id, enc.depth, run_id, *enc.record, metadata, thread, ns, cid),
-                )
-            rows = blob_rows_to_store(thread, ns, blobs, enc) if blobs else None
+    def store(self, conn: sqlite3.Connection, prepared: tuple) -> Any:
+        """Run one prepared operation in the caller's transaction: a put's config, or None."""
+        if len(prepared) == 2:
+            regular, special = prepared
+            if regular:
+                self.cursor(conn).executemany(_INSERT_WRITES, regular)
+            if special:
+                self.cursor(conn).executemany(_REPLACE_WRITES, special)
+            return None
+        thread, ns, cid, parent_id, checkpoint, blobs, metadata, run_id, expected = prepared
+        cur = self.cursor(conn)
+        if expected is not NO_EXPECTATION:
+            # a separate SELECT: folding it into the INSERT (INSERT ... SELECT ... WHERE
+            # head IS ?) reads the target table, so SQLite stages the row in a temp table
+            # (measured slower)
+            actual = cur.execute(_HEAD, (thread, ns)).fetchone()[0]
+            if actual != expected:
+                raise CheckpointConflictError(thread, ns, expected, actual)
+        enc = self.encode_put(conn, thread, ns, parent_id, checkpoint, blobs)
+        row = (thread, ns, cid, parent_id, enc.base_id, enc.depth, run_id, *enc.record, metadata)
+        if cur.execute(_INSERT_CP, row).rowcount == 0:
+            # the same id stored again: re-base its dependents, store it in full
+            enc = self._replace_checkpoint(conn, thread, ns, cid, parent_id, checkpoint, blobs)
+            conn.execute(
+                "UPDATE wg_checkpoints SET parent_checkpoint_id = ?, base_id = NULL, "
+                "depth = ?, run_id = ?, type = ?, checkpoint = ?, metadata = ? "
+                "WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
+                (parent_id, enc.depth, run_id, *enc.record, metadata, thread, ns, cid),
+            )
+        if blobs:
+            rows = blob_rows_to_store(thread, ns, blobs, enc)
             if rows:
                 cur.executemany(_INSERT_BLOBS, rows)
-            self._remember((thread, ns, cid), enc.state)
-            return codec.config_of(thread, ns, cid)
-
-        # what `_bulk.run_bulk` needs to run this put together with others
-        step.put = (thread, ns, cid, parent_id, checkpoint, blobs, metadata, run_id, expected)  # type: ignore[attr-defined]
-        return step
+        self._remember((thread, ns, cid), enc.state)
+        return codec.config_of(thread, ns, cid)
 
     def encode_put(
         self,
@@ -410,23 +431,6 @@ class SqliteCore(MaintenanceMixin):
         parent = self.state_of(conn, thread, ns, parent_id) if parent_id else None
         return codec.encode_checkpoint(self.serde, checkpoint, parent, _no_base, blobs)
 
-    def _prepare_writes(self, op: WritesOp) -> Callable[[sqlite3.Connection], None]:
-        thread, ns, cid = _target(op.config)
-        if not cid:
-            raise ValueError('put_writes needs config["configurable"]["checkpoint_id"]')
-        regular, special = codec.write_rows_of(
-            self.serde, thread, ns, cid, op.writes, op.task_id, op.task_path
-        )
-
-        def step(conn: sqlite3.Connection) -> None:
-            if regular:
-                self.cursor(conn).executemany(_INSERT_WRITES, regular)
-            if special:
-                self.cursor(conn).executemany(_REPLACE_WRITES, special)
-
-        step.rows = (regular, special)  # type: ignore[attr-defined]
-        return step
-
     def put(self, conn: sqlite3.Connection, op: PutOp) -> RunnableConfig:
         return self.run_batch(conn, [op])[0]
 
@@ -460,7 +464,7 @@ class SqliteCore(MaintenanceMixin):
     def run_steps(
         self, conn: sqlite3.Connection, steps: Sequence[Any], *, return_exceptions: bool = False
     ) -> list[Any]:
-        """Run prepared steps in order in one transaction.
+        """Run prepared operations (`prepare`) in order in one transaction.
 
         return_exceptions=False: all or nothing (the first error rolls back and is raised).
         True: each step runs in a savepoint; a failing step is rolled back alone and its
@@ -468,7 +472,8 @@ class SqliteCore(MaintenanceMixin):
         `steps` (failed preparations) are passed through.
         """
         if not return_exceptions:
-            return self.transaction(conn, lambda: [s(conn) for s in steps])
+            store = self.store
+            return self.transaction(conn, lambda: [store(conn, s) for s in steps])
 
         try:  # no savepoints while nothing fails (the usual case); rows inserted in bulk
             return self.transaction(conn, lambda: run_bulk(self, conn, steps))
@@ -484,7 +489,7 @@ class SqliteCore(MaintenanceMixin):
                 conn.execute("SAVEPOINT wg_op")
                 staged = dict(self._txn_states or {})
                 try:
-                    out.append(s(conn))
+                    out.append(self.store(conn, s))
                 except Exception as exc:  # noqa: BLE001 - returned in its slot
                     conn.execute("ROLLBACK TO wg_op")
                     self._txn_states = staged
