@@ -215,3 +215,33 @@ def test_bad_connection_types_are_clear_errors() -> None:
         SqliteSaver("path.db")  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="aiosqlite.Connection"):
         AsyncSqliteSaver(object())
+
+
+@pytest.mark.parametrize("via", ["put", "put_batch", "writer"])
+def test_an_expected_head_in_the_config_fences_every_write_path(tmp_path, via: str) -> None:
+    """CONFIG_KEY_EXPECTED_HEAD in a put's config is the same expectation as the
+    `expected_head=` argument, whichever path the put takes."""
+    from warpgraph.checkpoint._sql import CONFIG_KEY_EXPECTED_HEAD, PutOp
+
+    def cfg(**extra: object) -> dict:
+        return {"configurable": {"thread_id": "t", "checkpoint_ns": "", **extra}}
+
+    def put(config: dict, cp: dict) -> dict:
+        if via == "put":
+            return saver.put(config, cp, {}, {"x": cp["channel_versions"]["x"]})
+        op = PutOp(config, cp, {}, {"x": cp["channel_versions"]["x"]})
+        if via == "put_batch":
+            return saver.put_batch([op])[0]
+        writer = saver.writer()
+        try:
+            return writer.submit(op).result()
+        finally:
+            writer.close()
+
+    with SqliteSaver.from_conn_string(str(tmp_path / "f.db")) as saver:
+        first = put(cfg(**{CONFIG_KEY_EXPECTED_HEAD: None}), _numbered(0))
+        head = first["configurable"]["checkpoint_id"]
+        with pytest.raises(CheckpointConflictError):  # the thread is not empty any more
+            put(cfg(**{CONFIG_KEY_EXPECTED_HEAD: None}), _numbered(1))
+        second = put(cfg(**{CONFIG_KEY_EXPECTED_HEAD: head}), _numbered(2))
+        assert [t.config for t in saver.list(cfg())] == [second, first]

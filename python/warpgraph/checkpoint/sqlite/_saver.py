@@ -10,7 +10,7 @@ import weakref
 from collections.abc import Sequence
 from typing import Any
 
-from warpgraph.checkpoint._sql import NO_EXPECTATION, PutOp, WritesOp, expected_head_of
+from warpgraph.checkpoint._sql import PutOp, WritesOp, expected_head_of
 from warpgraph.checkpoint._sql.api import SqlSaverBase
 from warpgraph.checkpoint._sql.writer import GroupCommitWriter
 from warpgraph.checkpoint.base import CheckpointTuple, RunnableConfig
@@ -36,15 +36,6 @@ def connect(conn_string: str, synchronous: str) -> sqlite3.Connection:
         conn.close()
         raise
     return conn
-
-
-def with_expectation(op: Any) -> Any:
-    """`op` with the expected head of its config's CONFIG_KEY_EXPECTED_HEAD, if unset."""
-    if isinstance(op, PutOp) and op.expected_head is NO_EXPECTATION:
-        expected = expected_head_of(op.config)
-        if expected is not NO_EXPECTATION:
-            return PutOp(op.config, op.checkpoint, op.metadata, op.new_versions, expected)
-    return op
 
 
 class SqliteBase(SqlSaverBase):
@@ -93,7 +84,7 @@ class SqliteBase(SqlSaverBase):
             return saver()._exec((SqliteCore.commit_steps, (steps,)))
 
         def prepare(op: PutOp | WritesOp) -> Any:
-            return saver()._core.prepare(with_expectation(op))
+            return saver()._core.prepare(op)
 
         writer = GroupCommitWriter(prepare, commit, max_batch=max_batch)
         writer.owner = self
@@ -157,7 +148,7 @@ class SqliteBase(SqlSaverBase):
         return SqliteCore.put_writes, (WritesOp(config, writes, task_id, task_path),)
 
     def _put_batch_job(self, ops: Sequence[PutOp | WritesOp], return_exceptions: bool) -> Job:
-        return SqliteCore.batch, ([with_expectation(op) for op in ops], return_exceptions)
+        return SqliteCore.batch, (ops, return_exceptions)
 
     def _delete_thread_job(self, thread_id: str) -> Job:
         return SqliteCore.delete_thread, (thread_id,)

@@ -20,6 +20,7 @@ from warpgraph.checkpoint._sql import (
     PutOp,
     WritesOp,
     codec,
+    expected_head_of,
 )
 from warpgraph.checkpoint._sql.codec import VersionsState
 from warpgraph.checkpoint.base import CheckpointTuple, RunnableConfig, SerializerProtocol
@@ -339,18 +340,11 @@ class SqliteCore(MaintenanceMixin):
             checkpoint = op.checkpoint
             blobs = codec.blob_rows(self.serde, checkpoint["channel_values"], op.new_versions)
             metadata, run_id = codec.dump_metadata(op.config, op.metadata)
+            expected = op.expected_head
+            if expected is NO_EXPECTATION:  # maybe set through the config
+                expected = expected_head_of(op.config)
             cid = checkpoint["id"]
-            return (
-                thread,
-                ns,
-                cid,
-                parent_id,
-                checkpoint,
-                blobs,
-                metadata,
-                run_id,
-                op.expected_head,
-            )
+            return (thread, ns, cid, parent_id, checkpoint, blobs, metadata, run_id, expected)
         if isinstance(op, WritesOp):
             thread, ns, cid = _target(op.config)
             if not cid:
