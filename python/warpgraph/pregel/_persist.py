@@ -209,7 +209,6 @@ class SaverSession:
         "saver",
         "shared",
         "sink",
-        "submitted",
         "task_path",
         "writer",
     )
@@ -238,7 +237,6 @@ class SaverSession:
         self.root: SaverSession | None = None  # whose writer this (nested) run uses
         self.lock: Any = None
         self.sink: FailureSink | None = None  # where the writer reports failed commits
-        self.submitted = False  # anything went to the writer (the end waits for it)
         if self.mode == "writer":
             parent = ACTIVE.get() if nested else None
             if parent is not None and parent.saver is saver:
@@ -344,7 +342,6 @@ class SaverSession:
                     owner.shared = shared is not None
                     owner.writer = shared() if shared is not None else self.saver.writer()
                 writer = owner.writer
-        owner.submitted = True
         try:
             writer.submit_many(items, owner.sink)
         except BaseException as exc:  # a value that cannot be serialized: nothing queued
@@ -356,12 +353,12 @@ class SaverSession:
         holds); with the saver's shared writer, returns a future resolved once this run's
         submissions are committed (other runs keep using the writer)."""
         writer = self.writer
-        if writer is None:
+        if writer is None:  # nothing submitted (the writer is taken on the first submission)
             return None
         if not self.shared:
             writer.close()
             return None
-        return writer.marker() if self.submitted else None
+        return writer.marker()
 
     def _hand_over(self) -> bool:
         """A nested run's end: its pending commits become its root run's to wait for."""

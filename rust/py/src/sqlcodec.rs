@@ -4,7 +4,6 @@
 //!
 //! Semantics are those of the Python functions they replace: two versions are the same
 //! when they are the same object, or of the same type and equal.
-use pyo3::ffi;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyFloat, PyList, PyString};
@@ -25,51 +24,54 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
 }
 
 fn same_version(a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>) -> PyResult<bool> {
-    let (pa, pb) = (a.as_ptr(), b.as_ptr());
-    if pa == pb {
+    if a.is(b) {
         return Ok(true);
     }
-    // SAFETY: both are live objects (borrowed from Bounds) and the GIL is held.
-    unsafe {
-        let ty = ffi::Py_TYPE(pa);
-        if ty != ffi::Py_TYPE(pb) {
-            return Ok(false);
-        }
-        // exact str / int (the usual versions): no user code runs in the comparison
-        if ty == std::ptr::addr_of_mut!(ffi::PyUnicode_Type)
-            || ty == std::ptr::addr_of_mut!(ffi::PyLong_Type)
-        {
-            return match ffi::PyObject_RichCompareBool(pa, pb, ffi::Py_EQ) {
-                1 => Ok(true),
-                0 => Ok(false),
-                _ => Err(PyErr::fetch(a.py())),
-            };
-        }
+    if !a.get_type().is(b.get_type()) {
+        return Ok(false);
     }
     a.eq(b)
 }
 
-/// A dict's entries (owned references), without PyO3's per-step size checks: the
-/// codec reads version dicts that nothing mutates while it runs, and `PyDict_Next`
-/// stays memory-safe even if something did.
-fn entries<'a, 'py>(d: &'a Bound<'py, PyDict>) -> impl Iterator<Item = Pair<'py>> + 'a {
-    let mut pos: ffi::Py_ssize_t = 0;
-    std::iter::from_fn(move || {
-        let mut k: *mut ffi::PyObject = std::ptr::null_mut();
-        let mut v: *mut ffi::PyObject = std::ptr::null_mut();
-        // SAFETY: `d` is a live dict and the GIL is held; the entries are borrowed
-        // references, turned into owned ones at once.
-        unsafe {
-            if ffi::PyDict_Next(d.as_ptr(), &mut pos, &mut k, &mut v) == 0 {
-                return None;
+/// The entries of `new` that `base` lacks or holds a different value for (`same`), and
+/// how many of `new`'s keys `base` has: `base` lost keys only when it has more than that
+/// (see `lost_keys`), so its keys are scanned only then.
+fn changed_entries<'py>(
+    new: &Bound<'py, PyDict>,
+    base: &Bound<'py, PyDict>,
+    same: impl Fn(&Bound<'py, PyAny>, &Bound<'py, PyAny>) -> PyResult<bool>,
+) -> PyResult<(Vec<Pair<'py>>, usize)> {
+    let mut changed = Vec::new();
+    let mut present = 0;
+    for (k, v) in new.iter() {
+        match base.get_item(&k)? {
+            Some(old) => {
+                present += 1;
+                if !same(&old, &v)? {
+                    changed.push((k, v));
+                }
             }
-            let py = d.py();
-            Some((
-                Bound::from_borrowed_ptr(py, k),
-                Bound::from_borrowed_ptr(py, v),
-            ))
+            None => changed.push((k, v)),
         }
-    })
+    }
+    Ok((changed, present))
+}
+
+/// The keys of `base` that `new` lacks, given how many of `new`'s keys `base` has.
+fn lost_keys<'py>(
+    base: &Bound<'py, PyDict>,
+    new: &Bound<'py, PyDict>,
+    present: usize,
+) -> PyResult<Vec<Bound<'py, PyAny>>> {
+    let mut lost = Vec::new();
+    if base.len() > present {
+        for k in base.keys() {
+            if !new.contains(&k)? {
+                lost.push(k);
+            }
+        }
+    }
+    Ok(lost)
 }
 
 /// `split_saver_version(s)`, memoised: a version is compacted in every record whose
@@ -128,7 +130,7 @@ fn share_seen<'py>(
 ) -> PyResult<Bound<'py, PyDict>> {
     let py = vs.py();
     let out = PyDict::new(py);
-    for (node, seen) in entries(vs) {
+    for (node, seen) in vs.iter() {
         let seen = as_dict(seen)?;
         if let Some(old) = parent_vs.get_item(&node)? {
             if let Ok(old) = old.cast::<PyDict>() {
@@ -165,7 +167,7 @@ fn same_entries(a: &Bound<'_, PyDict>, b: &Bound<'_, PyDict>) -> PyResult<bool> 
     if a.len() != b.len() {
         return Ok(false);
     }
-    for (k, v) in entries(b) {
+    for (k, v) in b.iter() {
         match a.get_item(&k)? {
             Some(old) if same_version(&old, &v)? => {}
             _ => return Ok(false),
@@ -205,39 +207,15 @@ fn delta<'py>(
     cv: &Bound<'py, PyDict>,
     vs: &Bound<'py, PyDict>,
 ) -> PyResult<Delta<'py>> {
-    let mut d = Delta {
-        set_cv: Vec::new(),
-        del_cv: Vec::new(),
-        set_vs: Vec::new(),
-        del_vs_keys: Vec::new(),
-        del_vs: Vec::new(),
-    };
-    // `present` counts the keys also in the base: the base lost keys only when it has
-    // more than that (then, and only then, its keys are scanned)
-    let mut present = 0;
-    for (k, v) in entries(cv) {
-        match base_cv.get_item(&k)? {
-            Some(b) => {
-                present += 1;
-                if !same_version(&b, &v)? {
-                    d.set_cv.push((k, v));
-                }
-            }
-            None => d.set_cv.push((k, v)),
-        }
-    }
-    if base_cv.len() > present {
-        for k in base_cv.keys() {
-            if !cv.contains(&k)? {
-                d.del_cv.push(k);
-            }
-        }
-    }
+    let (set_cv, present) = changed_entries(cv, base_cv, same_version)?;
+    let del_cv = lost_keys(base_cv, cv, present)?;
+    let mut set_vs = Vec::new();
+    let mut del_vs_keys = Vec::new();
     let mut nodes_present = 0;
-    for (node, seen) in entries(vs) {
+    for (node, seen) in vs.iter() {
         let seen = seen.cast_into::<PyDict>()?;
         let Some(old) = base_vs.get_item(&node)? else {
-            d.set_vs.push((node, seen.iter().collect()));
+            set_vs.push((node, seen.iter().collect()));
             continue;
         };
         nodes_present += 1;
@@ -245,45 +223,22 @@ fn delta<'py>(
             continue;
         }
         let old = old.cast_into::<PyDict>()?;
-        let mut changed = Vec::new();
-        let mut present = 0;
-        for (k, v) in entries(&seen) {
-            match old.get_item(&k)? {
-                Some(b) => {
-                    present += 1;
-                    if !same_version(&b, &v)? {
-                        changed.push((k, v));
-                    }
-                }
-                None => changed.push((k, v)),
-            }
-        }
+        let (changed, present) = changed_entries(&seen, &old, same_version)?;
         if !changed.is_empty() {
-            d.set_vs.push((node.clone(), changed));
+            set_vs.push((node.clone(), changed));
         }
-        if old.len() > present {
-            let gone: Vec<_> = old
-                .keys()
-                .iter()
-                .filter_map(|k| match seen.contains(&k) {
-                    Ok(true) => None,
-                    Ok(false) => Some(Ok(k)),
-                    Err(e) => Some(Err(e)),
-                })
-                .collect::<PyResult<_>>()?;
-            if !gone.is_empty() {
-                d.del_vs_keys.push((node, gone));
-            }
+        let gone = lost_keys(&old, &seen, present)?;
+        if !gone.is_empty() {
+            del_vs_keys.push((node, gone));
         }
     }
-    if base_vs.len() > nodes_present {
-        for k in base_vs.keys() {
-            if !vs.contains(&k)? {
-                d.del_vs.push(k);
-            }
-        }
-    }
-    Ok(d)
+    Ok(Delta {
+        set_cv,
+        del_cv,
+        set_vs,
+        del_vs_keys,
+        del_vs: lost_keys(base_vs, vs, nodes_present)?,
+    })
 }
 
 fn compacted_dict<'py>(py: Python<'py>, entries: &[Pair<'py>]) -> PyResult<Bound<'py, PyDict>> {
@@ -373,22 +328,10 @@ fn inherited<'py>(
 ) -> PyResult<Bound<'py, PyDict>> {
     // one pass over cv finds the changed channels; when every parent channel is still
     // there (the usual case), the result is the parent's copy minus the changed ones
-    let mut changed = Vec::new();
-    let mut present = 0;
-    for (ch, v) in entries(cv) {
-        match pcv.get_item(&ch)? {
-            Some(p) => {
-                present += 1;
-                if !same_version(&v, &p)? {
-                    changed.push(ch);
-                }
-            }
-            None => changed.push(ch),
-        }
-    }
+    let (changed, present) = changed_entries(cv, pcv, same_version)?;
     let inline = pinline.copy()?;
     if present == pcv.len() {
-        for ch in changed {
+        for (ch, _) in changed {
             if inline.contains(&ch)? {
                 inline.del_item(ch)?;
             }
@@ -725,28 +668,8 @@ fn encode_record<'py>(
     let mut body = None;
     if let Some((bcv, bvs, binline)) = &base {
         let d = delta(bcv, bvs, &cv, &vs)?;
-        let mut set_i = Vec::new();
-        let mut present = 0;
-        for (k, v) in inline.iter() {
-            let same = match binline.get_item(&k)? {
-                Some(b) => {
-                    present += 1;
-                    b.is(&v) || b.eq(&v)?
-                }
-                None => false,
-            };
-            if !same {
-                set_i.push((k, v));
-            }
-        }
-        let mut del_i = Vec::new();
-        if binline.len() > present {
-            for k in binline.keys() {
-                if !inline.contains(&k)? {
-                    del_i.push(k);
-                }
-            }
-        }
+        let (set_i, present) = changed_entries(&inline, binline, |b, v| Ok(b.is(v) || b.eq(v)?))?;
+        let del_i = lost_keys(binline, &inline, present)?;
         let total = d.size() + set_i.len() + del_i.len();
         let full = state_size(&cv, &vs, &inline)?;
         if !(total * 2 >= full && full > 8) {

@@ -80,23 +80,21 @@ class GroupCommitWriter:
         except Exception as exc:  # noqa: BLE001 - reported through the future
             fut.set_exception(exc)
             return fut
-        with self._lock:
-            if self._closed:
-                raise RuntimeError("GroupCommitWriter is closed")
-            self._queue.put((prepared, fut))
+        self._enqueue([(prepared, fut)])
         return fut
 
     def submit_many(self, ops: Sequence[PutOp | WritesOp], sink: FailureSink) -> None:
         """Queue `ops` in order without a future each: a commit failure goes to `sink`.
         Serialization happens first, for all of them: when one cannot be serialized it
         raises here and none of `ops` is queued."""
-        prepared = [self._prepare(op) for op in ops]
+        self._enqueue([(self._prepare(op), sink) for op in ops])
+
+    def _enqueue(self, entries: list[tuple[Any, Future | FailureSink]]) -> None:
         with self._lock:
             if self._closed:
                 raise RuntimeError("GroupCommitWriter is closed")
-            put = self._queue.put
-            for p in prepared:
-                put((p, sink))
+            for entry in entries:
+                self._queue.put(entry)
 
     def put(
         self,
@@ -180,5 +178,5 @@ class GroupCommitWriter:
         for (_, target), result in zip(ops, results):
             if isinstance(result, BaseException):
                 target.set_exception(result)
-            elif target.__class__ is not FailureSink:
+            else:
                 target.set_result(result)

@@ -10,7 +10,7 @@ import weakref
 from collections.abc import Sequence
 from typing import Any
 
-from warpgraph.checkpoint._sql import PutOp, WritesOp, expected_head_of
+from warpgraph.checkpoint._sql import PutOp, WritesOp
 from warpgraph.checkpoint._sql.api import SqlSaverBase
 from warpgraph.checkpoint._sql.writer import GroupCommitWriter
 from warpgraph.checkpoint.base import CheckpointTuple, RunnableConfig
@@ -141,8 +141,8 @@ class SqliteBase(SqlSaverBase):
     def _put_job(
         self, config: Any, checkpoint: Any, metadata: Any, new_versions: Any, expected: Any
     ) -> Job:
-        op = PutOp(config, checkpoint, metadata, new_versions, expected_head_of(config, expected))
-        return SqliteCore.put, (op,)
+        # (an expectation in the config is read by `SqliteCore.prepare`)
+        return SqliteCore.put, (PutOp(config, checkpoint, metadata, new_versions, expected),)
 
     def _put_writes_job(self, config: Any, writes: Any, task_id: str, task_path: str) -> Job:
         return SqliteCore.put_writes, (WritesOp(config, writes, task_id, task_path),)
