@@ -41,11 +41,12 @@ def encode_record(
     inline_max: int,
     core_keys: Any,
     as_bytes: bool = False,
-) -> tuple[dict[str, Any], dict[str, dict[str, Any]], dict[str, Any], bool, dict[str, Any] | bytes]:
+) -> tuple[dict[str, Any], dict[str, dict[str, Any]], dict[str, Any], bool, dict[str, Any] | bytearray]:
     """A checkpoint's SQL record: ``(channel_versions, versions_seen, inline, diffed,
     record)``; ``parent`` / ``base`` are ``(cv, vs, inline)`` of stored states, ``diffed``
     whether the record is a delta against ``base``; ``record`` is a dict, or with
-    ``as_bytes`` (when all its values are exact builtins) ormsgpack's bytes of that dict."""
+    ``as_bytes`` (when all its values are exact builtins) ormsgpack's bytes of that dict,
+    as a ``bytearray``."""
 
 # --- the SQL savers' row builders (warpgraph.checkpoint._sql.codec); ``native``: the
 # serializer is the default one, whose output exact builtins get without calling it
@@ -65,7 +66,8 @@ def write_rows(
     dumps: Any,
     native: bool,
 ) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
-    """A task's write rows as ``(regular, special)`` full table rows."""
+    """A task's write rows as ``(regular, special)`` full table rows (values serialized
+    natively as ``bytearray``)."""
 
 def metadata_json(config: Any, metadata: Any, excluded: set[str]) -> tuple[str | None, str | None]:
     """``(json text, run_id)`` of the merged checkpoint metadata, or ``(None, None)`` when

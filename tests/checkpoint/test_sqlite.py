@@ -261,6 +261,48 @@ def test_put_writes_semantics_and_order_match_reference(saver) -> None:
     assert ("task-3", -3, "~__pregel_push, 0") in stored
 
 
+@pytest.mark.parametrize("path", ["put", "put_batch", "group_commit"])
+def test_stored_columns_keep_their_sql_types(saver, path) -> None:
+    """Rows are bound with 0 for a missing parent / base / run id and bytearray values
+    (cheaper for the sqlite3 module than None and bytes): stored, they are still SQL NULLs
+    and blobs, read back as None and bytes, on every write path."""
+    first, second = _cp({"a": 1}, {"a": "1"}), _cp({"a": 2, "b": b"raw"}, {"a": "2", "b": "1"})
+    writes = [("a", 3), ("b", None), ("c", b"x")]
+    if path == "put":
+        cfg = saver.put(_cfg(), first, {}, {"a": "1"})
+        saver.put(cfg, second, {"run_id": "r"}, {"a": "2", "b": "1"})
+        saver.put_writes(cfg, writes, "task", "p")
+    else:
+        cfg = {"configurable": {**_cfg()["configurable"], "checkpoint_id": first["id"]}}
+        ops = [
+            PutOp(_cfg(), first, {}, {"a": "1"}),
+            PutOp(cfg, second, {"run_id": "r"}, {"a": "2", "b": "1"}),
+            WritesOp(cfg, writes, "task", "p"),
+        ]
+        if path == "put_batch":
+            saver.put_batch(ops)
+        else:
+            with saver.writer() as writer:
+                with saver.lock:  # one batch: the writer's bulk path
+                    futures = [writer.submit(op) for op in ops]
+                for fut in futures:
+                    fut.result()
+    rows = saver.conn.execute(
+        "SELECT typeof(parent_checkpoint_id), typeof(base_id), typeof(run_id), "
+        "typeof(checkpoint) FROM wg_checkpoints ORDER BY checkpoint_id"
+    ).fetchall()
+    assert rows == [("null", "null", "null", "blob"), ("text", "text", "text", "blob")]
+    stored = saver.conn.execute("SELECT typeof(value), value FROM wg_writes ORDER BY idx")
+    assert [(t, type(v)) for t, v in stored] == [("blob", bytes)] * 3
+    assert saver.conn.execute("SELECT count(*) FROM wg_checkpoints WHERE run_id = 'r'").fetchone()
+    tup = saver.get_tuple(cfg)
+    assert tup.checkpoint["channel_values"] == {"a": 1}
+    assert [w[1:] for w in tup.pending_writes] == writes
+    head = saver.get_tuple(_cfg())
+    assert head.checkpoint["channel_values"] == {"a": 2, "b": b"raw"}
+    assert head.parent_config == cfg
+
+
 def test_put_writes_needs_a_checkpoint_id(saver) -> None:
     with pytest.raises(ValueError, match="checkpoint_id"):
         saver.put_writes(_cfg(), [("a", 1)], "t")

@@ -6,7 +6,7 @@
 //! when they are the same object, or of the same type and equal.
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyFloat, PyList, PyString};
+use pyo3::types::{PyByteArray, PyDict, PyFloat, PyList, PyString};
 
 use crate::functions::try_pack;
 use warpgraph_core::envelope;
@@ -605,7 +605,8 @@ fn inline_lists<'py>(
 /// `(channel_versions, versions_seen, inline, diffed, record)`: the state to remember,
 /// whether the record is a delta against `base` (else it holds the full versions), and
 /// the record: a dict to serialize, or (`as_bytes`, when every value in it is an exact
-/// builtin) the msgpack bytes ormsgpack would make of that dict. `core_keys`: the
+/// builtin) the msgpack bytes ormsgpack would make of that dict, as a `bytearray` (the
+/// sqlite3 module binds it without its adapter protocol). `core_keys`: the
 /// checkpoint keys the record stores in its own fields (any other key goes to
 /// `record["x"]`).
 #[pyfunction]
@@ -682,7 +683,7 @@ fn encode_record<'py>(
         body: body.unwrap_or_else(|| Body::Full((cv.clone(), vs.clone(), inline.clone()))),
     };
     let out = match as_bytes.then(|| record.to_bytes()).flatten() {
-        Some(bytes) => PyBytes::new(py, &bytes).into_any(),
+        Some(bytes) => PyByteArray::new(py, &bytes).into_any(),
         None => record.to_dict(py)?.into_any(),
     };
     Ok((cv, vs, inline, diffed, out))

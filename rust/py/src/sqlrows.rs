@@ -7,7 +7,9 @@
 //! `dumps_typed` gives, and anything else still goes to `dumps`.
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PySet, PyString, PyTuple};
+use pyo3::types::{
+    PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyInt, PyList, PySet, PyString, PyTuple,
+};
 
 use crate::functions::try_pack;
 use crate::metadata::checkpoint_metadata;
@@ -19,30 +21,38 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     Ok(())
 }
 
-/// `dumps(value)`, written here when `native` and `value` is an exact builtin.
+/// A new Python bytes-like object holding `data`: a `bytearray` when `mutable` (what the
+/// sqlite3 module binds as a blob directly; for `bytes` (and None) it first goes through
+/// its adapter protocol, which formats and clears an AttributeError per parameter), else
+/// `bytes`.
+fn new_blob<'py>(py: Python<'py>, data: &[u8], mutable: bool) -> Bound<'py, PyAny> {
+    if mutable {
+        PyByteArray::new(py, data).into_any()
+    } else {
+        PyBytes::new(py, data).into_any()
+    }
+}
+
+/// `dumps(value)`, written here when `native` and `value` is an exact builtin (then as a
+/// `bytearray` when `mutable`: see `new_blob`).
 fn dumps_one<'py>(
     value: &Bound<'py, PyAny>,
     dumps: &Bound<'py, PyAny>,
     native: bool,
+    mutable: bool,
     buf: &mut Vec<u8>,
 ) -> PyResult<(Bound<'py, PyString>, Bound<'py, PyAny>)> {
     let py = value.py();
     if native {
         if value.is_none() {
-            return Ok((
-                intern!(py, "null").clone(),
-                PyBytes::new(py, b"").into_any(),
-            ));
+            return Ok((intern!(py, "null").clone(), new_blob(py, b"", mutable)));
         }
         if value.is_exact_instance_of::<PyBytes>() {
             return Ok((intern!(py, "bytes").clone(), value.clone()));
         }
         buf.clear();
         if try_pack(buf, value) {
-            return Ok((
-                intern!(py, "msgpack").clone(),
-                PyBytes::new(py, buf).into_any(),
-            ));
+            return Ok((intern!(py, "msgpack").clone(), new_blob(py, buf, mutable)));
         }
     }
     dumps.call1((value,))?.extract()
@@ -64,7 +74,7 @@ fn blob_rows<'py>(
         let Some(value) = values.get_item(&channel)? else {
             continue;
         };
-        let (typ, data) = dumps_one(&value, dumps, native, &mut buf)?;
+        let (typ, data) = dumps_one(&value, dumps, native, false, &mut buf)?;
         let key = if version.is_exact_instance_of::<PyString>() {
             version
         } else {
@@ -78,7 +88,8 @@ fn blob_rows<'py>(
 /// The rows of a task's writes: `(regular, special)`, each row
 /// `(thread, ns, checkpoint_id, task_id, idx, channel, type, bytes, task_path)`; idx is
 /// the write's position, or its `idx_map` value (negative) for special channels, which
-/// go to `special` (`codec.write_rows`).
+/// go to `special` (`codec.write_rows`). Values serialized here come as `bytearray`
+/// (only the SQLite saver inserts these rows: see `new_blob`).
 #[pyfunction]
 #[allow(clippy::too_many_arguments)]
 fn write_rows<'py>(
@@ -98,7 +109,7 @@ fn write_rows<'py>(
     let special = PyList::empty(py);
     for (pos, write) in writes.try_iter()?.enumerate() {
         let (channel, value): (Bound<'py, PyAny>, Bound<'py, PyAny>) = write?.extract()?;
-        let (typ, data) = dumps_one(&value, dumps, native, &mut buf)?;
+        let (typ, data) = dumps_one(&value, dumps, native, true, &mut buf)?;
         let (idx, rows) = match idx_map.get_item(&channel)? {
             Some(i) => (i, &special),
             None => (pos.into_pyobject(py)?.into_any(), &regular),

@@ -170,7 +170,8 @@ def encode_against(
     # natively, in one crossing: the versions (the parent's unchanged versions_seen dicts
     # shared), the inline values, and the record: a delta against `base` unless that is at
     # least half the full size (then the full versions, which also start a new chain);
-    # with the default serializer, the record comes back as its msgpack bytes
+    # with the default serializer, the record comes back as its msgpack bytes (a bytearray,
+    # which the sqlite3 module binds without its adapter protocol)
     cv, vs, inline, diffed, record = _core.encode_record(
         checkpoint,
         None if parent_state is None else _parts(parent_state),
@@ -182,7 +183,7 @@ def encode_against(
     )
     base_id = base.checkpoint_id if diffed else None  # type: ignore[union-attr]
     state = VersionsState(checkpoint["id"], depth, base_id, cv, vs, inline)
-    typed = ("msgpack", record) if type(record) is bytes else _dump(serde, "checkpoint", record)
+    typed = ("msgpack", record) if type(record) is bytearray else _dump(serde, "checkpoint", record)
     return EncodedCheckpoint(depth, base_id, typed, state)
 
 
@@ -284,7 +285,9 @@ def write_rows_of(
     task_path: str,
 ) -> tuple[list[tuple], list[tuple]]:
     """The write rows of a task as (regular, special) lists of full table rows
-    (thread_id, ns, checkpoint_id, *row) for the rows of `write_rows` (special: idx < 0)."""
+    (thread_id, ns, checkpoint_id, *row) for the rows of `write_rows` (special: idx < 0).
+    Values the default serializer's native path writes come as `bytearray` (the SQLite
+    saver's rows: the sqlite3 module binds those without its adapter protocol)."""
     try:
         return _core.write_rows(  # type: ignore[no-any-return]
             thread_id,

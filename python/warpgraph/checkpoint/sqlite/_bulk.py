@@ -21,7 +21,13 @@ _CP_COLS = (
     "wg_checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, base_id, "
     "depth, run_id, type, checkpoint, metadata)"
 )
-_INSERT_CP = f"INSERT INTO {_CP_COLS} VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING"
+# the nullable text columns take 0 for NULL (`checkpoint_row`): the sqlite3 module binds
+# None (and bytes) only after its adapter protocol, which formats and clears an
+# AttributeError per parameter; an int 0 is bound directly and never equals a text id
+_INSERT_CP = (
+    f"INSERT INTO {_CP_COLS} VALUES (?, ?, ?, nullif(?, 0), nullif(?, 0), ?, nullif(?, 0), ?, ?, ?)"
+    " ON CONFLICT DO NOTHING"
+)
 _INSERT_BLOBS = (
     "INSERT OR REPLACE INTO wg_blobs (thread_id, checkpoint_ns, channel, version, type, blob) "
     "VALUES (?, ?, ?, ?, ?, ?)"
@@ -32,6 +38,30 @@ _WRITE_COLS = (
 )
 _INSERT_WRITES = f"INSERT OR IGNORE {_WRITE_COLS}"
 _REPLACE_WRITES = f"INSERT OR REPLACE {_WRITE_COLS}"
+
+
+def checkpoint_row(
+    thread: str,
+    ns: str,
+    cid: str,
+    parent_id: str | None,
+    enc: codec.EncodedCheckpoint,
+    run_id: str | None,
+    metadata: str,
+) -> tuple:
+    """The `_INSERT_CP` parameters of a checkpoint (None as 0: see there)."""
+    base_id = enc.base_id
+    return (
+        thread,
+        ns,
+        cid,
+        0 if parent_id is None else parent_id,
+        0 if base_id is None else base_id,
+        enc.depth,
+        0 if run_id is None else run_id,
+        *enc.record,
+        metadata,
+    )
 
 
 def blob_rows_to_store(thread: str, ns: str, blobs: list, enc: codec.EncodedCheckpoint) -> list:
@@ -75,9 +105,7 @@ def run_bulk(core: Any, conn: sqlite3.Connection, steps: Sequence[Any]) -> list[
         if expected is not NO_EXPECTATION and head != expected:
             raise CheckpointConflictError(thread, ns, expected, head)
         enc = core.encode_put(conn, thread, ns, parent_id, checkpoint, new_blobs)
-        checkpoints.append(
-            (thread, ns, cid, parent_id, enc.base_id, enc.depth, run_id, *enc.record, metadata)
-        )
+        checkpoints.append(checkpoint_row(thread, ns, cid, parent_id, enc, run_id, metadata))
         blobs += blob_rows_to_store(thread, ns, new_blobs, enc)
         core._remember((thread, ns, cid), enc.state)
         heads[key] = cid if head is None or cid > head else head

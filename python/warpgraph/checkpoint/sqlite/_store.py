@@ -31,6 +31,7 @@ from warpgraph.checkpoint.sqlite._bulk import (
     _INSERT_WRITES,
     _REPLACE_WRITES,
     blob_rows_to_store,
+    checkpoint_row,
     run_bulk,
 )
 from warpgraph.checkpoint.sqlite._maintenance import MaintenanceMixin
@@ -373,7 +374,7 @@ class SqliteCore(MaintenanceMixin):
             if actual != expected:
                 raise CheckpointConflictError(thread, ns, expected, actual)
         enc = self.encode_put(conn, thread, ns, parent_id, checkpoint, blobs)
-        row = (thread, ns, cid, parent_id, enc.base_id, enc.depth, run_id, *enc.record, metadata)
+        row = checkpoint_row(thread, ns, cid, parent_id, enc, run_id, metadata)
         if cur.execute(_INSERT_CP, row).rowcount == 0:
             # the same id stored again: re-base its dependents, store it in full
             enc = self._replace_checkpoint(conn, thread, ns, cid, parent_id, checkpoint, blobs)
