@@ -41,7 +41,9 @@ def encode_record(
     inline_max: int,
     core_keys: Any,
     as_bytes: bool = False,
-) -> tuple[dict[str, Any], dict[str, dict[str, Any]], dict[str, Any], bool, dict[str, Any] | bytearray]:
+) -> tuple[
+    dict[str, Any], dict[str, dict[str, Any]], dict[str, Any], bool, dict[str, Any] | bytearray
+]:
     """A checkpoint's SQL record: ``(channel_versions, versions_seen, inline, diffed,
     record)``; ``parent`` / ``base`` are ``(cv, vs, inline)`` of stored states, ``diffed``
     whether the record is a delta against ``base``; ``record`` is a dict, or with
@@ -205,3 +207,39 @@ class Engine:
         """``(uuid6(step), checkpoint, envelope, new_versions(previous))`` in one call
         (``create_checkpoint_packed`` with ``utc_now()``)."""
     def new_versions(self, previous: dict[str, Any]) -> dict[str, Any]: ...
+
+# --- the SQLite saver's native group-commit writer (sqlite/_native.py) -------------------
+
+def sqlite_library(library: str | None = None) -> tuple[int, int]:
+    """``(sqlite3_libversion_number(), sqlite3_memory_used())`` of the SQLite that the
+    already loaded shared object ``library`` uses (None: the main program); RuntimeError
+    when it is not loaded or has no SQLite API."""
+
+class SqliteWriter:
+    """A thread committing queued rows on its own connection, without the GIL."""
+
+    def __init__(
+        self,
+        library: str | None,
+        path: str,
+        uri: bool,
+        busy_timeout_ms: int,
+        pragmas: list[str],
+        sql: tuple[str, str, str, str, str],
+        fallback: Callable[[list[Any]], list[Any]],
+        max_batch: int,
+        linger: float,
+        window: float,
+    ) -> None: ...
+    def push(self, items: list[tuple[Any, ...]]) -> None:
+        """Queue ``("put", ...)``, ``("writes", ...)`` and ``("marker", seq, future)``
+        items in order (see the binding's docs); RuntimeError once closed."""
+    @property
+    def committed(self) -> int: ...
+    @property
+    def batches(self) -> int: ...
+    @property
+    def alive(self) -> bool: ...
+    @property
+    def closed(self) -> bool: ...
+    def close(self) -> None: ...

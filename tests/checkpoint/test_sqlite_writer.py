@@ -14,6 +14,7 @@ import sqlite3
 import subprocess
 import sys
 import threading
+import time
 from typing import Any
 
 import pytest
@@ -60,10 +61,10 @@ def _reference(thread: str, tag: str) -> tuple[dict, list]:
 
 
 def _counting(saver: Any) -> list:
-    """Records every writer the saver creates (the shared one is made by `writer()`)."""
+    """Records every shared writer the saver creates (`_new_shared_writer`)."""
     made: list = []
-    make = saver.writer
-    saver.writer = lambda **kw: made.append(make(**kw)) or made[-1]
+    make = saver._new_shared_writer
+    saver._new_shared_writer = lambda: made.append(make()) or made[-1]
     return made
 
 
@@ -100,7 +101,7 @@ def test_runs_on_one_saver_share_one_writer(tmp_path) -> None:
             {"n": 0, "tag": "C"}, {"configurable": {"thread_id": "c"}}, durability="async"
         )
         assert len(made) == 1 and made[0] is saver.shared_writer()
-        assert made[0]._thread.is_alive() and made[0].batches >= 1
+        assert made[0].alive and made[0].batches >= 1
         for thread, tag, out in (("a", "A", results["a"]), ("b", "B", results["b"])):
             ref_out, ref_hist = _reference(thread, tag)
             assert out == ref_out
@@ -108,16 +109,17 @@ def test_runs_on_one_saver_share_one_writer(tmp_path) -> None:
         assert (out_c, _history(plain, {"configurable": {"thread_id": "c"}})) == _reference(
             "c", "C"
         )
-    assert not made[0]._thread.is_alive()  # the context exit stopped it
+    assert not made[0].alive  # the context exit stopped it
 
 
 def test_a_failed_commit_reaches_its_own_run_only(tmp_path) -> None:
     with SqliteSaver.from_conn_string(str(tmp_path / "e.db")) as saver:
         made = _counting(saver)
         # every write of thread "bad" fails inside the writer's transaction (not when it
-        # is serialized on the run's thread)
+        # is serialized on the run's thread); a trigger in the database, which the native
+        # writer's own connection sees too
         saver.conn.execute(
-            "CREATE TEMP TRIGGER fail_bad BEFORE INSERT ON wg_writes "
+            "CREATE TRIGGER fail_bad BEFORE INSERT ON wg_writes "
             "WHEN NEW.thread_id = 'bad' BEGIN SELECT RAISE(ABORT, 'boom for bad'); END"
         )
         barrier = threading.Barrier(2)
@@ -137,7 +139,7 @@ def test_a_failed_commit_reaches_its_own_run_only(tmp_path) -> None:
             {"n": 0, "tag": "Z"}, {"configurable": {"thread_id": "z"}}, durability="async"
         )
         assert out == _reference("z", "Z")[0]
-        assert len(made) == 1 and made[0]._thread.is_alive()
+        assert len(made) == 1 and made[0].alive
 
 
 def test_close_writer_stops_it_and_a_later_run_starts_a_new_one(tmp_path) -> None:
@@ -147,14 +149,14 @@ def test_close_writer_stops_it_and_a_later_run_starts_a_new_one(tmp_path) -> Non
         graph.invoke({"n": 0, "tag": "T"}, config, durability="async")
         first = saver.shared_writer()
         saver.close_writer()
-        assert first.closed and not first._thread.is_alive()
+        assert first.closed and not first.alive
         config2 = {"configurable": {"thread_id": "c2"}}
         out = graph.invoke({"n": 0, "tag": "T"}, config2, durability="async")
         second = saver.shared_writer()
-        assert second is not first and second._thread.is_alive()
+        assert second is not first and second.alive
         assert out == _reference("c2", "T")[0]
         assert _history(graph, config2) == _reference("c2", "T")[1]
-    assert not second._thread.is_alive()
+    assert not second.alive
 
 
 def test_a_collected_saver_stops_its_writer(tmp_path) -> None:
@@ -162,12 +164,14 @@ def test_a_collected_saver_stops_its_writer(tmp_path) -> None:
     saver = SqliteSaver(conn)
     graph = _graph("warpgraph").compile(checkpointer=saver)
     graph.invoke({"n": 0, "tag": "T"}, {"configurable": {"thread_id": "g"}}, durability="async")
-    thread = saver.shared_writer()._thread
-    assert thread.is_alive()
+    writer = saver.shared_writer()
+    assert writer.alive
     del saver, graph
     gc.collect()
-    thread.join(timeout=60)  # a wait, not a speed check: it must end at all
-    assert not thread.is_alive()
+    deadline = time.monotonic() + 60  # a wait, not a speed check: it must end at all
+    while writer.alive and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert not writer.alive
     with SqliteSaver.from_conn_string(str(tmp_path / "g.db")) as reader:
         n = len(list(reader.list({"configurable": {"thread_id": "g"}})))
     assert n == len(_reference("g", "T")[1])
@@ -206,7 +210,7 @@ async def test_async_saver_runs_share_one_writer(tmp_path, conn_kind: str) -> No
                 for t in ("p", "q")
             )
         )
-        assert len(made) == 1 and made[0]._thread.is_alive()
+        assert len(made) == 1 and made[0].alive
         for t, out in zip(("p", "q"), outs):
             ref_out, ref_hist = _reference(t, t)
             assert out == ref_out
@@ -221,7 +225,7 @@ async def test_async_saver_runs_share_one_writer(tmp_path, conn_kind: str) -> No
         else:
             await asyncio.to_thread(saver.close_writer)
             await aconn.close()
-    assert not made[0]._thread.is_alive()
+    assert not made[0].alive
 
 
 EXITING = r"""
@@ -242,7 +246,7 @@ saver = SqliteSaver(sqlite3.connect(sys.argv[1], check_same_thread=False, isolat
 app = g.compile(checkpointer=saver)
 for t in ("x", "y"):
     app.invoke({"n": 0}, {"configurable": {"thread_id": t}}, durability="async")
-assert saver.shared_writer()._thread.is_alive()
+assert saver.shared_writer().alive
 print("done", flush=True)
 # no close: interpreter exit must stop the (daemon) writer without hanging
 """

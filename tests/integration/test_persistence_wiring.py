@@ -435,8 +435,8 @@ def test_async_durability_uses_group_commit_in_order(tmp_path) -> None:
                         violations.append(t.metadata["step"])
 
     with SqliteSaver.from_conn_string(path) as saver:
-        make = saver.writer
-        saver.writer = lambda **kw: writers.append(make(**kw)) or writers[-1]
+        make = saver._new_shared_writer
+        saver._new_shared_writer = lambda: writers.append(make()) or writers[-1]
         graph = loop_graph("warpgraph").compile(checkpointer=saver)
         th = threading.Thread(target=reader)
         th.start()
@@ -450,9 +450,7 @@ def test_async_durability_uses_group_commit_in_order(tmp_path) -> None:
     assert (out, tree) == (ref.invoke({"log": []}, config), _tree(ref, config))
     assert violations == []
     assert len(writers) == 1 and writers[0].batches >= 1
-    assert not writers[
-        0
-    ]._thread.is_alive()  # leaving the saver's context stopped its shared writer
+    assert not writers[0].alive  # leaving the saver's context stopped its shared writer
 
 
 def _interrupted(lib: str, saver: Any, durability: str) -> Any:
@@ -543,8 +541,8 @@ async def test_nested_runs_share_the_root_runs_writer(tmp_path, driver: str) -> 
     config = {"configurable": {"thread_id": "n"}}
     writers: list = []
     with SqliteSaver.from_conn_string(str(tmp_path / "n.db")) as saver:
-        make = saver.writer
-        saver.writer = lambda **kw: writers.append(make(**kw)) or writers[-1]
+        make = saver._new_shared_writer
+        saver._new_shared_writer = lambda: writers.append(make()) or writers[-1]
         graph = _subgraphs("warpgraph").compile(checkpointer=saver)
         if driver == "sync":
             out = graph.invoke({"log": []}, config, durability="async")
@@ -560,7 +558,7 @@ async def test_nested_runs_share_the_root_runs_writer(tmp_path, driver: str) -> 
     want = ref.invoke({"log": []}, config, durability="async")
     assert sorted(map(str, out["log"])) == sorted(map(str, want["log"]))
     assert [t[2:5] for t in tree] == [t[2:5] for t in _tree(ref, config)]
-    assert len(writers) == 1 and not writers[0]._thread.is_alive()
+    assert len(writers) == 1 and not writers[0].alive
     ref_namespaces = {
         t.config["configurable"]["checkpoint_ns"] for t in ref.checkpointer.list(None)
     }

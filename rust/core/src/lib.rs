@@ -9,6 +9,7 @@ pub mod clock;
 pub mod envelope;
 pub mod error;
 pub mod ids;
+pub mod sqlite;
 pub mod triggers;
 pub mod uuid6;
 pub mod version;

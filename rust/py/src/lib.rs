@@ -5,6 +5,7 @@ mod engine;
 mod functions;
 mod metadata;
 mod sqlcodec;
+mod sqlite_writer;
 mod sqlrows;
 
 #[pymodule(gil_used = false)]
@@ -15,5 +16,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     sqlcodec::register(m)?;
     metadata::register(m)?;
     sqlrows::register(m)?;
+    sqlite_writer::register(m)?;
     Ok(())
 }

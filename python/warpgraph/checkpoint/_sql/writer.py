@@ -71,6 +71,11 @@ class GroupCommitWriter:
         """True once `close` was called (no more submissions)."""
         return self._closed
 
+    @property
+    def alive(self) -> bool:
+        """Whether the background thread still runs."""
+        return self._thread.is_alive()
+
     # --- submission -------------------------------------------------------------------
     def submit(self, op: PutOp | WritesOp) -> Future:
         """Queue one operation; returns a future resolved once it is committed."""

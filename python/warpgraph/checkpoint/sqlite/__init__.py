@@ -20,6 +20,7 @@ from warpgraph.checkpoint._sql import CheckpointConflictError, PutOp, WritesOp
 from warpgraph.checkpoint._sql.writer import GroupCommitWriter
 from warpgraph.checkpoint.base import SerializerProtocol
 from warpgraph.checkpoint.sqlite import _schema
+from warpgraph.checkpoint.sqlite._native import native_writer_for
 from warpgraph.checkpoint.sqlite._saver import Job, SqliteBase, connect
 from warpgraph.checkpoint.sqlite._store import SqliteCore
 
@@ -42,6 +43,8 @@ class SqliteSaver(SqliteBase):
     * `writer()`: a `GroupCommitWriter` committing queued operations in batches;
       `shared_writer()`: the saver's own one, shared by runs with durability "async"
       (stopped by `close_writer()`, the context exit, garbage collection or interpreter exit).
+      For a database file it commits on a native thread that does not wait for the GIL
+      (`_native.py`; WARPGRAPH_SQLITE_NATIVE_WRITER=0 keeps the Python one).
     """
 
     conn: sqlite3.Connection
@@ -94,6 +97,10 @@ class SqliteSaver(SqliteBase):
                 self._setup_on(self.conn)
 
     _writer_setup = setup
+
+    def _new_shared_writer(self) -> Any:
+        self.setup()
+        return native_writer_for(self, max_batch=512) or self.writer()
 
     # --- execution: under the saver's lock; async calls run it in a worker thread
     def _setup_on(self, conn: sqlite3.Connection) -> None:

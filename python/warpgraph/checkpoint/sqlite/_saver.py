@@ -46,12 +46,16 @@ class SqliteBase(SqlSaverBase):
 
     def _apply(self, job: Job, conn: sqlite3.Connection) -> Any:
         """Run a job on `conn` (the caller makes sure no other job runs on it meanwhile)."""
+        fn, args = job
+        return fn(self._core_for(conn), conn, *args)
+
+    def _core_for(self, conn: sqlite3.Connection) -> SqliteCore:
+        """The core, set up on `conn` (same caller's guarantee as `_apply`)."""
         if self._core.serde is not self.serde:  # e.g. a `with_allowlist` clone
             self._core = SqliteCore(self.serde)
         if not self.is_setup:
             self._setup_on(conn)
-        fn, args = job
-        return fn(self._core, conn, *args)
+        return self._core
 
     def _setup_on(self, conn: sqlite3.Connection) -> None:
         raise NotImplementedError
@@ -104,13 +108,16 @@ class SqliteBase(SqlSaverBase):
             with _SHARED_LOCK:
                 writer = self._own_shared()
                 if writer is None or writer.closed:
-                    writer = self.writer()
+                    writer = self._new_shared_writer()
                     writer.owner = None  # the thread must not keep the saver alive
                     # (writer, weakref to its saver): a `with_allowlist` clone copies the
                     # attribute but is not that saver, so it starts its own
                     self.__dict__["_wg_shared"] = (writer, weakref.ref(self))
                     weakref.finalize(self, writer.close)
         return writer
+
+    def _new_shared_writer(self) -> Any:
+        return self.writer()
 
     def _own_shared(self) -> GroupCommitWriter | None:
         entry = self.__dict__.get("_wg_shared")

@@ -35,6 +35,7 @@ from warpgraph.checkpoint.sqlite._bulk import (
     run_bulk,
 )
 from warpgraph.checkpoint.sqlite._maintenance import MaintenanceMixin
+from warpgraph.checkpoint.sqlite._pending import PendingStatesMixin
 
 _REST = (
     "checkpoint_ns, checkpoint_id, parent_checkpoint_id, base_id, depth, type, checkpoint, metadata"
@@ -69,7 +70,7 @@ def _target(config: RunnableConfig) -> tuple[str, str, str | None]:
     return str(conf["thread_id"]), conf.get("checkpoint_ns") or "", conf.get("checkpoint_id")
 
 
-class SqliteCore(MaintenanceMixin):
+class SqliteCore(MaintenanceMixin, PendingStatesMixin):
     """Row logic + SQL shared by the sync and async SQLite savers (not thread-safe itself)."""
 
     def __init__(self, serde: SerializerProtocol, *, cache_size: int = 128) -> None:
@@ -77,6 +78,8 @@ class SqliteCore(MaintenanceMixin):
         self.cache_size = cache_size
         self._states: OrderedDict[Key, VersionsState] = OrderedDict()
         self._txn_states: dict[Key, VersionsState] | None = None
+        # checkpoints queued on the native writer, not committed yet (see `_pending.py`)
+        self._pending: dict[Key, tuple[int, VersionsState]] = {}
         self._cursor_conn: sqlite3.Connection | None = None
         self._cursor: sqlite3.Cursor | None = None
 
@@ -94,7 +97,9 @@ class SqliteCore(MaintenanceMixin):
         state = self._states.get(key)
         if state is not None:
             self._states.move_to_end(key)
-        return state
+            return state
+        pending = self._pending.get(key)
+        return None if pending is None else pending[1]
 
     def _remember(self, key: Key, state: VersionsState) -> None:
         if self._txn_states is not None:

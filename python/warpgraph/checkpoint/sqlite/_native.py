@@ -1,0 +1,234 @@
+"""`NativeGroupCommitWriter`: `SqliteSaver`'s shared group-commit writer, committing on a
+thread that does not need the GIL (`_core.SqliteWriter`).
+
+The Python `GroupCommitWriter` commits on a Python thread, which runs only when the
+submitting thread lets go of the GIL: with a run producing checkpoints, in practice after
+the run. This one serializes and encodes each operation when it is submitted
+(`SqliteCore.native_item`) and hands the rows to a native thread, which inserts and
+commits them on its own connection while the run goes on. It must use the interpreter's
+own SQLite library (a second copy in one process breaks SQLite's POSIX locking), so it
+is used only when `native_library()` proves the library it found is that one; otherwise
+(and for ":memory:" databases, or with WARPGRAPH_SQLITE_NATIVE_WRITER=0) the saver keeps
+the Python writer. Both have the same interface, ordering and failure semantics; batches
+that are not the usual case go through the saver's Python path (`native_fallback`).
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import weakref
+from concurrent.futures import Future
+from functools import cache
+from typing import Any
+
+from warpgraph import _core
+from warpgraph.checkpoint._sql import NO_EXPECTATION, PutOp, WritesOp
+from warpgraph.checkpoint._sql.writer import FailureSink
+from warpgraph.checkpoint.sqlite._bulk import (
+    _HEAD,
+    _INSERT_BLOBS,
+    _INSERT_CP,
+    _INSERT_WRITES,
+    _REPLACE_WRITES,
+)
+
+ENV_SWITCH = "WARPGRAPH_SQLITE_NATIVE_WRITER"
+# A transaction stays open while operations keep coming: it commits once none came for
+# LINGER seconds, WINDOW seconds after its first one at the latest, and at once when a
+# run waits for it (its end) or the writer closes. Holding the write lock that long
+# delays other writers of the file (they wait, within their busy timeout).
+LINGER = float(os.environ.get("WARPGRAPH_SQLITE_WRITER_LINGER", "0.0005"))
+WINDOW = float(os.environ.get("WARPGRAPH_SQLITE_WRITER_WINDOW", "0.01"))
+
+
+@cache
+def native_library() -> tuple[str | None] | None:
+    """`(library,)`: the shared object through which the native writer reaches the
+    interpreter's SQLite (None: the main program), or None when it cannot be proven to
+    be the same copy of the library (then the native writer is not used).
+
+    Proof: an allocation made through the `sqlite3` module shows in the found library's
+    `sqlite3_memory_used()`, and both report the same version."""
+    import _sqlite3
+
+    library = getattr(_sqlite3, "__file__", None)  # None: built into the interpreter
+    try:
+        version, before = _core.sqlite_library(library)
+    except RuntimeError:
+        return None
+    if version != _version_number(sqlite3.sqlite_version_info):
+        return None
+    conn = sqlite3.connect(":memory:")
+    try:
+        conn.execute("CREATE TABLE probe (x)")
+        during = _core.sqlite_library(library)[1]
+    finally:
+        conn.close()
+    return (library,) if during > before else None
+
+
+def _version_number(info: tuple[int, int, int]) -> int:
+    return info[0] * 1_000_000 + info[1] * 1_000 + info[2]
+
+
+def database_file(conn: sqlite3.Connection) -> str | None:
+    """The file of `conn`'s main database, or None (in memory / temporary)."""
+    for _, name, file in conn.execute("PRAGMA database_list"):
+        if name == "main":
+            return file or None
+    return None
+
+
+def native_writer_for(saver: Any, max_batch: int) -> NativeGroupCommitWriter | None:
+    """A native writer for `saver` (a `SqliteSaver`), or None when it cannot have one."""
+    if os.environ.get(ENV_SWITCH, "1") == "0":
+        return None
+    found = native_library()
+    if found is None:
+        return None
+    with saver.lock:
+        path = database_file(saver.conn)
+        if path is None:
+            return None
+        busy = saver.conn.execute("PRAGMA busy_timeout").fetchone()[0]
+        synchronous = saver.conn.execute("PRAGMA synchronous").fetchone()[0]
+    try:
+        return NativeGroupCommitWriter(saver, found[0], path, busy, synchronous, max_batch)
+    except RuntimeError:  # e.g. the file cannot be opened read-write by a new connection
+        return None
+
+
+class NativeGroupCommitWriter:
+    """Same interface as `GroupCommitWriter` (see there for the semantics), for a
+    `SqliteSaver` whose database is a file; its rows are committed natively."""
+
+    def __init__(
+        self,
+        saver: Any,
+        library: str | None,
+        path: str,
+        busy_timeout_ms: int,
+        synchronous: int,
+        max_batch: int = 512,
+        *,
+        linger: float = LINGER,
+        window: float = WINDOW,
+    ) -> None:
+        ref = weakref.ref(saver)
+
+        def fallback(steps: list) -> list:  # called by the native thread, with the GIL
+            s = ref()
+            if s is None:
+                raise RuntimeError("the saver of this writer was garbage-collected")
+            return s._exec((type(s._core).native_fallback, (steps,)))  # type: ignore[no-any-return]
+
+        self._saver = ref
+        self.max_batch = max_batch
+        self.owner: Any = None  # what must stay alive while the writer runs (its saver)
+        self._seq = 0  # guarded by the saver's lock (seq order is queue order)
+        self._promoted = 0  # the `committed` seq the saver's cache has caught up with
+        self._native = _core.SqliteWriter(
+            library,
+            path,
+            False,
+            int(busy_timeout_ms),
+            [f"PRAGMA synchronous = {int(synchronous)}"],
+            (_HEAD, _INSERT_CP, _INSERT_BLOBS, _INSERT_WRITES, _REPLACE_WRITES),
+            fallback,
+            max_batch,
+            linger,
+            window,
+        )
+
+    @property
+    def closed(self) -> bool:
+        return self._native.closed  # type: ignore[no-any-return]
+
+    @property
+    def alive(self) -> bool:
+        """Whether the native thread still runs."""
+        return self._native.alive  # type: ignore[no-any-return]
+
+    @property
+    def batches(self) -> int:
+        """Transactions committed on the native connection so far."""
+        return self._native.batches  # type: ignore[no-any-return]
+
+    # --- submission -------------------------------------------------------------------
+    def submit(self, op: PutOp | WritesOp) -> Future:
+        if self.closed:
+            raise RuntimeError("GroupCommitWriter is closed")
+        fut: Future = Future()
+        try:
+            self._push([op], fut, True)
+        except Exception as exc:  # noqa: BLE001 - reported through the future
+            fut.set_exception(exc)
+        return fut
+
+    def submit_many(self, ops: list[PutOp | WritesOp], sink: FailureSink) -> None:
+        self._push(ops, sink, False)
+
+    def put(
+        self,
+        config: dict,
+        checkpoint: Any,
+        metadata: Any,
+        new_versions: Any,
+        *,
+        expected_head: Any = NO_EXPECTATION,
+    ) -> Future:
+        return self.submit(PutOp(config, checkpoint, metadata, new_versions, expected_head))
+
+    def put_writes(self, config: dict, writes: Any, task_id: str, task_path: str = "") -> Future:
+        return self.submit(WritesOp(config, list(writes), task_id, task_path))
+
+    def _push(self, ops: list[PutOp | WritesOp], target: Any, want_result: bool) -> None:
+        saver = self._saver()
+        if saver is None:
+            raise RuntimeError("the saver of this writer was garbage-collected")
+        with saver.lock:
+            core = saver._core_for(saver.conn)
+            committed = self._native.committed
+            if committed != self._promoted:
+                core.promote(committed)
+                self._promoted = committed
+            seq = self._seq
+            items = []
+            try:
+                for op in ops:
+                    seq += 1
+                    items.append(core.native_item(saver.conn, op, seq, target, want_result))
+                self._native.push(items)
+            except BaseException:  # nothing of `ops` is queued
+                core.forget_pending([it[4][:3] for it in items if it[0] == "put"])
+                raise
+            self._seq = seq
+
+    def marker(self) -> Future:
+        marker: Future = Future()
+        saver = self._saver()
+        if saver is not None and not self.closed:
+            with saver.lock:
+                self._seq += 1
+                try:
+                    self._native.push([("marker", self._seq, marker)])
+                    return marker
+                except RuntimeError:  # closed meanwhile
+                    pass
+        self.close()
+        marker.set_result(None)
+        return marker
+
+    def flush(self, timeout: float | None = None) -> None:
+        self.marker().result(timeout)
+
+    def close(self) -> None:
+        """Commit what is queued, then stop the thread (from that thread: only ask)."""
+        self._native.close()
+
+    def __enter__(self) -> NativeGroupCommitWriter:  # noqa: PYI034
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

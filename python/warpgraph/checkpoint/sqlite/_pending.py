@@ -1,0 +1,94 @@
+"""`SqliteCore`'s side of the native group-commit writer (`_native.py`): operations encoded
+on the submitting thread, and the version states of checkpoints queued but not committed.
+
+The native writer commits rows without the GIL, so everything Python does for an
+operation happens when it is submitted: serializing it (`prepare`) and, for a put,
+encoding its record against its parent's version state (`encode_put`). That parent is
+usually the run's previous checkpoint, still queued: its state waits in `_pending`
+(with the operation's seq) and moves to the cache once the writer's `committed` seq
+passes it. A batch the writer cannot commit as is comes back through `native_fallback`,
+which forgets the batch's pending states and runs it like the Python writer would
+(`run_steps`); a put encoded against a queued checkpoint that then failed carries that
+checkpoint's seq (`depends_on`) and is sent back the same way.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from typing import Any
+
+from warpgraph.checkpoint._sql import NO_EXPECTATION, PutOp, WritesOp, codec
+from warpgraph.checkpoint._sql.codec import VersionsState
+from warpgraph.checkpoint.sqlite._bulk import blob_rows_to_store, checkpoint_row
+
+Key = tuple[str, str, str]
+
+
+class PendingStatesMixin:
+    """Needs `prepare`, `encode_put`, `run_steps`, `_states` and `cache_size`."""
+
+    _pending: dict[Key, tuple[int, VersionsState]]
+    _states: Any
+    cache_size: int
+
+    def native_item(
+        self,
+        conn: sqlite3.Connection,
+        op: PutOp | WritesOp,
+        seq: int,
+        target: Any,
+        want_result: bool,
+    ) -> tuple:
+        """`op` serialized and encoded as a `_core.SqliteWriter.push` item (`target`: a
+        future or failure sink; `want_result`: a future, given the op's result)."""
+        step = self.prepare(op)  # type: ignore[attr-defined]
+        if len(step) == 2:
+            regular, special = step
+            return ("writes", seq, regular, special, step, target, want_result)
+        thread, ns, cid, parent_id, checkpoint, blobs, metadata, run_id, expected = step
+        parent = self._pending.get((thread, ns, parent_id)) if parent_id else None
+        enc = self.encode_put(conn, thread, ns, parent_id, checkpoint, blobs)  # type: ignore[attr-defined]
+        key = (thread, ns, cid)
+        self._pending.pop(key, None)  # (stored again: keep the dict in seq order)
+        self._pending[key] = (seq, enc.state)
+        fenced = expected is not NO_EXPECTATION
+        return (
+            "put",
+            seq,
+            fenced,
+            expected if fenced else None,
+            checkpoint_row(thread, ns, cid, parent_id, enc, run_id, metadata),
+            blob_rows_to_store(thread, ns, blobs, enc),
+            None if parent is None else parent[0],
+            step,
+            target,
+            want_result,
+            codec.config_of(thread, ns, cid) if want_result else None,
+        )
+
+    def promote(self, committed: int) -> None:
+        """Move the pending states of operations up to seq `committed` to the cache."""
+        pending = self._pending
+        states = self._states
+        while pending:
+            key = next(iter(pending))
+            seq, state = pending[key]
+            if seq > committed:
+                return
+            del pending[key]
+            states[key] = state
+            states.move_to_end(key)
+            if len(states) > self.cache_size:
+                states.popitem(last=False)
+
+    def forget_pending(self, keys: Sequence[Key]) -> None:
+        for key in keys:
+            self._pending.pop(key, None)
+
+    def native_fallback(self, conn: sqlite3.Connection, steps: Sequence[Any]) -> list[Any]:
+        """A batch the native writer rolled back, run like the Python writer runs one: per
+        step its result or exception. Its pending states go first: each put is encoded
+        again against what is stored (or committed before it in this transaction)."""
+        self.forget_pending([s[:3] for s in steps if len(s) != 2])
+        return self.run_steps(conn, steps, return_exceptions=True)  # type: ignore[attr-defined,no-any-return]

@@ -1,0 +1,158 @@
+//! One group-commit transaction: the rows of queued saver operations, already encoded by
+//! the caller, inserted in order between BEGIN IMMEDIATE and COMMIT.
+//!
+//! Only the usual case is handled here: every fence holds, every checkpoint id is new and
+//! SQLite reports no error. Anything else rolls the transaction back and returns why; the
+//! caller then runs the same operations through its general path (one savepoint per
+//! operation, re-encoding a checkpoint stored again), which decides each one's outcome.
+use std::collections::HashSet;
+
+use super::conn::{Connection, SqlError, Stmt, Value};
+
+/// The statements of a saver's tables (SQL text supplied by the saver, single source).
+#[derive(Debug, Clone)]
+pub struct Sql {
+    /// `max(checkpoint_id)` of a (thread, ns): params (thread, ns).
+    pub head: String,
+    /// Inserts a checkpoint row unless its key exists (then it changes no row).
+    pub checkpoint: String,
+    pub blob: String,
+    pub write: String,
+    pub write_replace: String,
+}
+
+/// Which table a row goes to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Table {
+    Blob,
+    Write,
+    WriteReplace,
+}
+
+/// A put's condition: the (thread, ns) head must be `expected` (None: no checkpoint yet).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Fence {
+    pub thread: String,
+    pub ns: String,
+    pub expected: Option<String>,
+}
+
+/// One queued operation's rows.
+#[derive(Debug, Clone, Default)]
+pub struct Op {
+    /// Submission number (unique, increasing).
+    pub seq: u64,
+    pub fence: Option<Fence>,
+    /// A put's checkpoint row (it must insert a row: an existing id needs the general path).
+    pub checkpoint: Option<Vec<Value>>,
+    pub rows: Vec<(Table, Vec<Value>)>,
+    /// The operation whose not yet committed result this one was encoded against: when
+    /// that one failed, this one needs the general path too.
+    pub depends_on: Option<u64>,
+}
+
+/// Why a batch was rolled back.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Fallback {
+    /// A fence did not hold (op seq).
+    Conflict(u64),
+    /// A checkpoint id was stored already (op seq).
+    StoredAlready(u64),
+    /// An op depends on one that failed (op seq).
+    Dependency(u64),
+    Sql(SqlError),
+}
+
+impl From<SqlError> for Fallback {
+    fn from(e: SqlError) -> Self {
+        Fallback::Sql(e)
+    }
+}
+
+/// A connection with the saver's statements prepared, and the operations that failed.
+pub struct BatchWriter {
+    conn: Connection,
+    head: Stmt,
+    checkpoint: Stmt,
+    tables: [Stmt; 3],
+    failed: HashSet<u64>,
+}
+
+impl BatchWriter {
+    pub fn new(mut conn: Connection, sql: &Sql) -> Result<BatchWriter, SqlError> {
+        Ok(BatchWriter {
+            head: conn.prepare(&sql.head)?,
+            checkpoint: conn.prepare(&sql.checkpoint)?,
+            tables: [
+                conn.prepare(&sql.blob)?,
+                conn.prepare(&sql.write)?,
+                conn.prepare(&sql.write_replace)?,
+            ],
+            conn,
+            failed: HashSet::new(),
+        })
+    }
+
+    pub fn connection(&mut self) -> &mut Connection {
+        &mut self.conn
+    }
+
+    /// Records that operation `seq` failed (in the caller's general path).
+    pub fn mark_failed(&mut self, seq: u64) {
+        self.failed.insert(seq);
+    }
+
+    /// Commits `ops` in one transaction, or rolls back and says why.
+    pub fn commit(&mut self, ops: &[Op]) -> Result<(), Fallback> {
+        self.begin()?;
+        let out = self.insert(ops).and_then(|()| self.finish());
+        if out.is_err() {
+            self.rollback();
+        }
+        out
+    }
+
+    /// Starts a write transaction (waits for the write lock up to the busy timeout).
+    pub fn begin(&mut self) -> Result<(), Fallback> {
+        Ok(self.conn.execute("BEGIN IMMEDIATE")?)
+    }
+
+    /// Inserts `ops`' rows in the open transaction; on an error the caller rolls back.
+    pub fn insert(&mut self, ops: &[Op]) -> Result<(), Fallback> {
+        self.insert_all(ops)
+    }
+
+    /// Commits the open transaction; on an error the caller rolls back.
+    pub fn finish(&mut self) -> Result<(), Fallback> {
+        Ok(self.conn.execute("COMMIT")?)
+    }
+
+    /// Rolls back the open transaction, if any (a failed COMMIT may have ended it).
+    pub fn rollback(&mut self) {
+        let _ = self.conn.execute("ROLLBACK");
+    }
+
+    fn insert_all(&mut self, ops: &[Op]) -> Result<(), Fallback> {
+        for op in ops {
+            if op.depends_on.is_some_and(|d| self.failed.contains(&d)) {
+                return Err(Fallback::Dependency(op.seq));
+            }
+            if let Some(f) = &op.fence {
+                // read inside the transaction: sees this batch's own inserts
+                let params = [Value::Text(f.thread.clone()), Value::Text(f.ns.clone())];
+                if self.conn.query_text(self.head, &params)? != f.expected {
+                    return Err(Fallback::Conflict(op.seq));
+                }
+            }
+            if let Some(row) = &op.checkpoint {
+                if self.conn.run(self.checkpoint, row)? != 1 {
+                    return Err(Fallback::StoredAlready(op.seq));
+                }
+            }
+            for (table, row) in &op.rows {
+                self.conn.run(self.tables[*table as usize], row)?;
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,14 @@
+//! Group commit for the SQLite saver without the interpreter: a connection on the
+//! process's own SQLite library (`ffi`, `conn`) and the transaction of a batch of already
+//! encoded operations (`batch`). The binding runs it on a thread that never takes the GIL
+//! in the usual case.
+pub mod batch;
+pub mod conn;
+pub mod ffi;
+
+pub use batch::{BatchWriter, Fallback, Fence, Op, Sql, Table};
+pub use conn::{Connection, SqlError, Value};
+pub use ffi::Api;
+
+#[cfg(test)]
+mod tests;

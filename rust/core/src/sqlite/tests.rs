@@ -1,0 +1,211 @@
+//! The batch writer against a real database file (the system's libsqlite3, loaded the way
+//! the binding loads the interpreter's).
+use super::*;
+
+fn api() -> &'static Api {
+    ["libsqlite3.so.0", "libsqlite3.so", "libsqlite3.dylib"]
+        .iter()
+        .find_map(|lib| Api::load(Some(lib), false).ok())
+        .expect("these tests need a system libsqlite3 (Debian: libsqlite3-0)")
+}
+
+const SCHEMA: &[&str] = &[
+    "PRAGMA journal_mode = WAL",
+    "CREATE TABLE cp (thread TEXT, ns TEXT, id TEXT, parent TEXT, body BLOB, \
+     PRIMARY KEY (thread, ns, id)) WITHOUT ROWID",
+    "CREATE TABLE blobs (thread TEXT, ch TEXT, v TEXT, body BLOB, PRIMARY KEY (thread, ch, v))",
+    "CREATE TABLE writes (thread TEXT, id TEXT, idx INT, body BLOB, PRIMARY KEY (thread, id, idx))",
+];
+
+fn sql() -> Sql {
+    Sql {
+        head: "SELECT max(id) FROM cp WHERE thread = ? AND ns = ?".into(),
+        checkpoint: "INSERT INTO cp VALUES (?, ?, ?, nullif(?, 0), ?) ON CONFLICT DO NOTHING"
+            .into(),
+        blob: "INSERT OR REPLACE INTO blobs VALUES (?, ?, ?, ?)".into(),
+        write: "INSERT OR IGNORE INTO writes VALUES (?, ?, ?, ?)".into(),
+        write_replace: "INSERT OR REPLACE INTO writes VALUES (?, ?, ?, ?)".into(),
+    }
+}
+
+fn t(s: &str) -> Value {
+    Value::Text(s.into())
+}
+
+struct Db {
+    dir: std::path::PathBuf,
+}
+
+impl Db {
+    fn new(name: &str) -> Db {
+        let dir = std::env::temp_dir().join(format!("wg-batch-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let db = Db { dir };
+        std::fs::File::create(db.path()).unwrap(); // (an empty file is a new database)
+        let mut conn = db.open();
+        for stmt in SCHEMA {
+            conn.execute(stmt).unwrap();
+        }
+        db
+    }
+    fn path(&self) -> String {
+        self.dir.join("db.sqlite").to_string_lossy().into_owned()
+    }
+    fn open(&self) -> Connection {
+        let mut conn = Connection::open(api(), &self.path(), false).unwrap();
+        conn.busy_timeout(5_000).unwrap();
+        conn
+    }
+    fn writer(&self) -> BatchWriter {
+        BatchWriter::new(self.open(), &sql()).unwrap()
+    }
+    fn count(&self, table: &str) -> Option<String> {
+        let mut conn = self.open();
+        let stmt = conn
+            .prepare(&format!("SELECT CAST(count(*) AS TEXT) FROM {table}"))
+            .unwrap();
+        conn.query_text(stmt, &[]).unwrap()
+    }
+}
+
+impl Drop for Db {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn put(seq: u64, id: &str, parent: Option<&str>, expected: Option<Option<&str>>) -> Op {
+    Op {
+        seq,
+        fence: expected.map(|e| Fence {
+            thread: "t".into(),
+            ns: String::new(),
+            expected: e.map(str::to_owned),
+        }),
+        checkpoint: Some(vec![
+            t("t"),
+            t(""),
+            t(id),
+            parent.map_or(Value::Int(0), t),
+            Value::Blob(vec![1, 2, 3]),
+        ]),
+        rows: vec![(
+            Table::Blob,
+            vec![t("t"), t("ch"), t(id), Value::Blob(vec![])],
+        )],
+        depends_on: None,
+    }
+}
+
+fn writes(seq: u64, id: &str) -> Op {
+    Op {
+        seq,
+        rows: vec![
+            (
+                Table::Write,
+                vec![t("t"), t(id), Value::Int(0), Value::Blob(b"a".to_vec())],
+            ),
+            (
+                Table::Write,
+                vec![t("t"), t(id), Value::Int(0), Value::Blob(b"dup".to_vec())],
+            ),
+            (
+                Table::WriteReplace,
+                vec![t("t"), t(id), Value::Int(-1), Value::Null],
+            ),
+        ],
+        ..Op::default()
+    }
+}
+
+#[test]
+fn a_batch_commits_every_row_in_order() {
+    let db = Db::new("order");
+    let mut w = db.writer();
+    let ops = [
+        put(1, "a", None, Some(None)),
+        writes(2, "a"),
+        put(3, "b", Some("a"), Some(Some("a"))), // sees the batch's own insert
+    ];
+    w.commit(&ops).unwrap();
+    assert_eq!(db.count("cp").as_deref(), Some("2"));
+    assert_eq!(db.count("blobs").as_deref(), Some("2"));
+    assert_eq!(db.count("writes").as_deref(), Some("2")); // the duplicate idx is ignored
+    let mut conn = db.open();
+    let q = conn
+        .prepare("SELECT quote(parent) || quote(body) FROM cp WHERE id = ?")
+        .unwrap();
+    assert_eq!(
+        conn.query_text(q, &[t("a")]).unwrap().as_deref(),
+        Some("NULLX'010203'")
+    );
+    assert_eq!(
+        conn.query_text(q, &[t("b")]).unwrap().as_deref(),
+        Some("'a'X'010203'")
+    );
+    let q = conn
+        .prepare("SELECT quote(body) FROM blobs WHERE v = 'a'")
+        .unwrap();
+    assert_eq!(conn.query_text(q, &[]).unwrap().as_deref(), Some("X''")); // empty, not NULL
+}
+
+#[test]
+fn anything_unusual_rolls_the_whole_batch_back() {
+    let db = Db::new("fallback");
+    let mut w = db.writer();
+    w.commit(&[put(1, "a", None, Some(None))]).unwrap();
+    // a fence that does not hold
+    let got = w.commit(&[writes(2, "a"), put(3, "b", Some("a"), Some(Some("x")))]);
+    assert_eq!(got, Err(Fallback::Conflict(3)));
+    // an id stored already
+    let got = w.commit(&[put(4, "c", Some("a"), None), put(5, "a", None, None)]);
+    assert_eq!(got, Err(Fallback::StoredAlready(5)));
+    // an op encoded against a failed one
+    w.mark_failed(3);
+    let mut child = put(6, "d", Some("b"), None);
+    child.depends_on = Some(3);
+    assert_eq!(w.commit(&[child]), Err(Fallback::Dependency(6)));
+    // an SQL error (a row of the wrong width)
+    let mut bad = writes(7, "a");
+    bad.rows[0].1.push(Value::Int(1));
+    assert!(matches!(
+        w.commit(&[put(8, "e", None, None), bad]),
+        Err(Fallback::Sql(_))
+    ));
+    // nothing of the failed batches is stored, and the writer still works
+    assert_eq!(db.count("cp").as_deref(), Some("1"));
+    assert_eq!(db.count("writes").as_deref(), Some("0"));
+    w.commit(&[put(9, "f", Some("a"), Some(Some("a")))])
+        .unwrap();
+    assert_eq!(db.count("cp").as_deref(), Some("2"));
+}
+
+#[test]
+fn a_locked_database_waits_then_reports_busy() {
+    let db = Db::new("busy");
+    let mut other = db.open();
+    other.execute("BEGIN IMMEDIATE").unwrap();
+    let mut w = db.writer();
+    w.connection().busy_timeout(50).unwrap();
+    match w.commit(&[put(1, "a", None, None)]) {
+        Err(Fallback::Sql(e)) => assert_eq!(e.code & 0xff, 5, "{e}"), // SQLITE_BUSY
+        got => panic!("expected SQLITE_BUSY, got {got:?}"),
+    }
+    other.execute("COMMIT").unwrap();
+    w.commit(&[put(2, "a", None, None)]).unwrap();
+    assert_eq!(db.count("cp").as_deref(), Some("1"));
+}
+
+#[test]
+fn loading_a_library_that_is_not_there_is_an_error() {
+    let err = Api::load(Some("/nonexistent/libsqlite3.so"), false)
+        .err()
+        .unwrap();
+    assert!(err.contains("cannot open"), "{err}");
+    // only_loaded (RTLD_NOLOAD) never loads anything new
+    let err = Api::load(Some("libwarpgraph-not-loaded.so"), true)
+        .err()
+        .unwrap();
+    assert!(err.contains("cannot open"), "{err}");
+}

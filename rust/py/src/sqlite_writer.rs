@@ -1,0 +1,496 @@
+//! `SqliteWriter`: the SQLite saver's group-commit thread, which commits without the GIL.
+//!
+//! Operations arrive already serialized and encoded (`SqliteCore.native_item`), as rows of
+//! plain values, and are copied into Rust on the submitting thread. The thread commits
+//! them in batches on its own connection (`warpgraph_core::sqlite`), on the interpreter's
+//! own SQLite library, so it runs while the submitting thread keeps the GIL. It takes the
+//! GIL only to report: when a batch holds futures or markers to resolve, and when a batch
+//! needs the saver's general path (a fence that did not hold, an id stored again, an SQL
+//! error): then it rolls back and hands the batch's prepared steps to `fallback`, whose
+//! per-step results (a value, or an exception) decide each operation's outcome.
+use std::collections::VecDeque;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread::{JoinHandle, ThreadId};
+use std::time::{Duration, Instant};
+
+use pyo3::exceptions::{PyBaseException, PyRuntimeError, PyTypeError};
+use pyo3::prelude::*;
+use pyo3::types::{PyByteArray, PyBytes, PyInt, PyList, PyString, PyTuple};
+use warpgraph_core::sqlite::{Api, BatchWriter, Connection, Fence, Op, Sql, Table, Value};
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<SqliteWriter>()?;
+    m.add_function(wrap_pyfunction!(sqlite_library, m)?)?;
+    Ok(())
+}
+
+fn load(library: Option<&str>) -> PyResult<&'static Api> {
+    Api::load(library, true).map_err(PyRuntimeError::new_err)
+}
+
+/// `(sqlite3_libversion_number(), sqlite3_memory_used())` of the SQLite that `library` (an
+/// already loaded shared object; None: the main program) uses.
+#[pyfunction]
+#[pyo3(signature = (library=None))]
+fn sqlite_library(library: Option<&str>) -> PyResult<(i32, i64)> {
+    let api = load(library)?;
+    // SAFETY: both are argument-less, thread-safe SQLite functions
+    unsafe {
+        Ok((
+            (api.sqlite3_libversion_number)(),
+            (api.sqlite3_memory_used)(),
+        ))
+    }
+}
+
+/// A queued operation with what reporting it needs.
+struct Entry {
+    seq: u64,
+    /// None: a marker, resolved once everything queued before it is committed.
+    op: Option<Op>,
+    /// The saver's prepared step (what `fallback` runs).
+    step: Option<Py<PyAny>>,
+    /// A future (`set_result` on success) or a failure sink; either gets `set_exception`.
+    target: Option<Py<PyAny>>,
+    /// The target is a future, resolved on success with `result` (None: Python's None).
+    notify: bool,
+    result: Option<Py<PyAny>>,
+}
+
+#[derive(Default)]
+struct State {
+    queue: VecDeque<Entry>,
+    closed: bool,
+    /// Every operation with a smaller or equal seq has its outcome.
+    committed: u64,
+    batches: u64,
+    /// The thread waits for work with no transaction open: a push must wake it (with one
+    /// open, it looks again after its linger time; only a marker wakes it earlier).
+    idle: bool,
+}
+
+struct Shared {
+    state: Mutex<State>,
+    work: Condvar,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+#[pyclass(module = "warpgraph._core", frozen)]
+pub struct SqliteWriter {
+    shared: Arc<Shared>,
+    thread: Mutex<Option<JoinHandle<()>>>,
+    thread_id: ThreadId,
+}
+
+#[pymethods]
+impl SqliteWriter {
+    /// Opens `path` (an existing database; `uri`: a "file:" URI) on the SQLite of
+    /// `library`, prepares `sql` = (head, checkpoint, blob, write, write_replace), runs
+    /// each of `pragmas` and starts the thread.
+    #[new]
+    #[pyo3(signature = (library, path, uri, busy_timeout_ms, pragmas, sql, fallback, max_batch, linger, window))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        library: Option<&str>,
+        path: &str,
+        uri: bool,
+        busy_timeout_ms: i32,
+        pragmas: Vec<String>,
+        sql: (String, String, String, String, String),
+        fallback: Py<PyAny>,
+        max_batch: usize,
+        linger: f64,
+        window: f64,
+    ) -> PyResult<SqliteWriter> {
+        if max_batch < 1 {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "max_batch must be >= 1, not {max_batch}"
+            )));
+        }
+        let seconds = |name: &str, v: f64| {
+            Duration::try_from_secs_f64(v).map_err(|_| {
+                pyo3::exceptions::PyValueError::new_err(format!(
+                    "{name} must be a number of seconds >= 0, not {v}"
+                ))
+            })
+        };
+        let timing = Timing {
+            linger: seconds("linger", linger)?,
+            window: seconds("window", window)?,
+            max_batch,
+        };
+        let api = load(library)?;
+        let err = |e: warpgraph_core::sqlite::SqlError| PyRuntimeError::new_err(e.to_string());
+        let mut conn = Connection::open(api, path, uri).map_err(err)?;
+        conn.busy_timeout(busy_timeout_ms).map_err(err)?;
+        for pragma in &pragmas {
+            conn.execute(pragma).map_err(err)?;
+        }
+        let (head, checkpoint, blob, write, write_replace) = sql;
+        let sql = Sql {
+            head,
+            checkpoint,
+            blob,
+            write,
+            write_replace,
+        };
+        let writer = BatchWriter::new(conn, &sql).map_err(err)?;
+        let shared = Arc::new(Shared {
+            state: Mutex::new(State::default()),
+            work: Condvar::new(),
+        });
+        let for_thread = Arc::clone(&shared);
+        let handle = std::thread::Builder::new()
+            .name("warpgraph-sqlite-writer".into())
+            .spawn(move || run(&for_thread, writer, &fallback, &timing))
+            .map_err(|e| PyRuntimeError::new_err(format!("cannot start the writer: {e}")))?;
+        Ok(SqliteWriter {
+            shared,
+            thread_id: handle.thread().id(),
+            thread: Mutex::new(Some(handle)),
+        })
+    }
+
+    /// Queues items, in order: `("put", seq, fence, expected, checkpoint_row, blob_rows,
+    /// depends_on, step, target, notify, result)` (fence: whether the put expects a head;
+    /// notify: the target is a future, resolved with result), `("writes", seq, rows,
+    /// replace_rows, step, target, notify)` or `("marker", seq, future)`. Rows are
+    /// tuples of None / int / str / bytes / bytearray.
+    fn push(&self, items: &Bound<'_, PyList>) -> PyResult<()> {
+        let mut entries = Vec::with_capacity(items.len());
+        for item in items.iter() {
+            entries.push(entry(item.cast::<PyTuple>()?)?);
+        }
+        let mut state = self.shared.lock();
+        if state.closed {
+            return Err(PyRuntimeError::new_err("the SQLite writer is closed"));
+        }
+        let wake = state.idle || entries.iter().any(|e| e.step.is_none());
+        state.queue.extend(entries);
+        drop(state);
+        if wake {
+            self.shared.work.notify_one();
+        }
+        Ok(())
+    }
+
+    /// The largest seq up to which every operation has its outcome.
+    #[getter]
+    fn committed(&self) -> u64 {
+        self.shared.lock().committed
+    }
+
+    /// Transactions committed so far.
+    #[getter]
+    fn batches(&self) -> u64 {
+        self.shared.lock().batches
+    }
+
+    /// Whether the thread still runs.
+    #[getter]
+    fn alive(&self) -> bool {
+        let handle = self.thread.lock().unwrap_or_else(|e| e.into_inner());
+        handle.as_ref().is_some_and(|h| !h.is_finished())
+    }
+
+    #[getter]
+    fn closed(&self) -> bool {
+        self.shared.lock().closed
+    }
+
+    /// Lets the thread commit what is queued, then stop; waits for it unless called from
+    /// the thread itself (e.g. a finalizer run while it reports).
+    fn close(&self, py: Python<'_>) {
+        self.shared.lock().closed = true;
+        self.shared.work.notify_all();
+        if std::thread::current().id() == self.thread_id {
+            return;
+        }
+        let handle = self.thread.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(handle) = handle {
+            // the thread may need the GIL to report its last batch
+            let _ = py.detach(move || handle.join());
+        }
+    }
+}
+
+impl Drop for SqliteWriter {
+    fn drop(&mut self) {
+        // (not joined: the thread finishes what is queued on its own)
+        self.shared.lock().closed = true;
+        self.shared.work.notify_all();
+    }
+}
+
+fn entry(item: &Bound<'_, PyTuple>) -> PyResult<Entry> {
+    let kind = item.get_item(0)?;
+    let kind = kind.cast::<PyString>()?.to_str()?;
+    let seq: u64 = item.get_item(1)?.extract()?;
+    let opt = |i: usize| -> PyResult<Option<Py<PyAny>>> {
+        let v = item.get_item(i)?;
+        Ok((!v.is_none()).then(|| v.unbind()))
+    };
+    match kind {
+        "put" => {
+            let fence = if item.get_item(2)?.is_truthy()? {
+                let row = item.get_item(4)?;
+                Some(Fence {
+                    thread: row.get_item(0)?.extract()?,
+                    ns: row.get_item(1)?.extract()?,
+                    expected: item.get_item(3)?.extract()?,
+                })
+            } else {
+                None
+            };
+            Ok(Entry {
+                seq,
+                op: Some(Op {
+                    seq,
+                    fence,
+                    checkpoint: Some(values(&item.get_item(4)?)?),
+                    rows: rows(&item.get_item(5)?, Table::Blob)?,
+                    depends_on: item.get_item(6)?.extract()?,
+                }),
+                step: opt(7)?,
+                target: opt(8)?,
+                notify: item.get_item(9)?.is_truthy()?,
+                result: opt(10)?,
+            })
+        }
+        "writes" => {
+            let mut rows_ = rows(&item.get_item(2)?, Table::Write)?;
+            rows_.extend(rows(&item.get_item(3)?, Table::WriteReplace)?);
+            Ok(Entry {
+                seq,
+                op: Some(Op {
+                    seq,
+                    rows: rows_,
+                    ..Op::default()
+                }),
+                step: opt(4)?,
+                target: opt(5)?,
+                notify: item.get_item(6)?.is_truthy()?,
+                result: None,
+            })
+        }
+        "marker" => Ok(Entry {
+            seq,
+            op: None,
+            step: None,
+            target: opt(2)?,
+            notify: true,
+            result: None,
+        }),
+        other => Err(PyTypeError::new_err(format!(
+            "unknown writer item {other:?}"
+        ))),
+    }
+}
+
+fn rows(list: &Bound<'_, PyAny>, table: Table) -> PyResult<Vec<(Table, Vec<Value>)>> {
+    let mut out = Vec::new();
+    for row in list.try_iter()? {
+        out.push((table, values(&row?)?));
+    }
+    Ok(out)
+}
+
+fn values(row: &Bound<'_, PyAny>) -> PyResult<Vec<Value>> {
+    let row = row.cast::<PyTuple>()?;
+    let mut out = Vec::with_capacity(row.len());
+    for v in row.iter() {
+        out.push(if v.is_none() {
+            Value::Null
+        } else if let Ok(s) = v.cast_exact::<PyString>() {
+            Value::Text(s.to_str()?.to_owned())
+        } else if let Ok(b) = v.cast_exact::<PyByteArray>() {
+            Value::Blob(b.to_vec())
+        } else if let Ok(b) = v.cast_exact::<PyBytes>() {
+            Value::Blob(b.as_bytes().to_vec())
+        } else if v.is_exact_instance_of::<PyInt>() {
+            Value::Int(v.extract()?)
+        } else {
+            return Err(PyTypeError::new_err(format!(
+                "a writer row holds a {}",
+                v.get_type().name()?
+            )));
+        });
+    }
+    Ok(out)
+}
+
+/// When the thread commits: a transaction stays open while operations keep arriving, at
+/// most `window` after its first one; it commits once none came for `linger`, at once for
+/// a marker (somebody waits) or on close, and after `max_batch` operations.
+struct Timing {
+    linger: Duration,
+    window: Duration,
+    max_batch: usize,
+}
+
+/// The thread: one transaction per round (see `Timing`), then its report; until closed.
+fn run(shared: &Shared, mut writer: BatchWriter, fallback: &Py<PyAny>, timing: &Timing) {
+    loop {
+        let mut batch: Vec<Entry> = Vec::new();
+        let mut n_ops = 0;
+        let mut failure = None;
+        let mut started: Option<Instant> = None;
+        loop {
+            let (taken, urgent) = {
+                let mut state = shared.lock();
+                if state.queue.is_empty() && !state.closed {
+                    // nothing open: wait for work; else look again after the linger time
+                    let wait = started
+                        .map(|t| timing.linger.min(timing.window.saturating_sub(t.elapsed())));
+                    state.idle = started.is_none();
+                    let empty = |s: &mut State| s.queue.is_empty() && !s.closed;
+                    state = match wait {
+                        None => shared
+                            .work
+                            .wait_while(state, empty)
+                            .unwrap_or_else(|e| e.into_inner()),
+                        Some(d) => {
+                            let got = shared.work.wait_timeout_while(state, d, empty);
+                            got.unwrap_or_else(|e| e.into_inner()).0
+                        }
+                    };
+                    state.idle = false;
+                }
+                let n = state
+                    .queue
+                    .len()
+                    .min(timing.max_batch.saturating_sub(batch.len()).max(1));
+                let taken: Vec<Entry> = state.queue.drain(..n).collect();
+                let urgent = state.closed || taken.iter().any(|e| e.step.is_none());
+                (taken, urgent)
+            };
+            if taken.is_empty() {
+                break; // lingered (or closed) with nothing new
+            }
+            let mut taken = taken;
+            let new_ops: Vec<Op> = taken.iter_mut().filter_map(|e| e.op.take()).collect();
+            if failure.is_none() && !new_ops.is_empty() {
+                if started.is_none() {
+                    failure = writer.begin().err();
+                    started = Some(Instant::now());
+                }
+                if failure.is_none() {
+                    failure = writer.insert(&new_ops).err();
+                }
+            }
+            n_ops += new_ops.len();
+            batch.extend(taken);
+            let expired = started.is_some_and(|t| t.elapsed() >= timing.window);
+            if failure.is_some() || urgent || expired || n_ops >= timing.max_batch {
+                break;
+            }
+        }
+        if batch.is_empty() {
+            break; // closed, nothing left
+        }
+        let last = batch.last().map_or(0, |e| e.seq);
+        let rolled_back = if started.is_none() {
+            false // only markers
+        } else if failure.is_some() || writer.finish().is_err() {
+            writer.rollback();
+            true
+        } else {
+            false
+        };
+        let finish = |shared: &Shared| {
+            let mut state = shared.lock();
+            state.committed = last;
+            if started.is_some() && !rolled_back {
+                state.batches += 1;
+            }
+        };
+        if rolled_back {
+            // the outcomes are known once the fallback ran (it also drops the batch's
+            // not-yet-committed version states, which `committed` would let the saver keep)
+            Python::attach(|py| report(py, &mut writer, fallback, batch, true));
+            finish(shared);
+        } else {
+            finish(shared);
+            if batch.iter().any(|e| e.notify) {
+                Python::attach(|py| report(py, &mut writer, fallback, batch, false));
+            } // else: the batch's references are released the next time the GIL is held
+        }
+    }
+}
+
+/// Resolves a batch's targets (a marker's with None, a future's with its result). When
+/// the batch was rolled back, first runs its steps through `fallback`: each step's result,
+/// or exception, is then its operation's outcome.
+fn report(
+    py: Python<'_>,
+    writer: &mut BatchWriter,
+    fallback: &Py<PyAny>,
+    batch: Vec<Entry>,
+    rolled_back: bool,
+) {
+    let mut outcomes: Vec<Bound<'_, PyAny>> = Vec::new();
+    if rolled_back {
+        let steps: Vec<Bound<'_, PyAny>> = batch
+            .iter()
+            .filter_map(|e| e.step.as_ref().map(|s| s.bind(py).clone()))
+            .collect();
+        let n = steps.len();
+        let got = PyList::new(py, steps)
+            .and_then(|steps| fallback.bind(py).call1((steps,)))
+            .and_then(|r| r.try_iter()?.collect::<PyResult<Vec<_>>>())
+            .and_then(|r| {
+                if r.len() == n {
+                    Ok(r)
+                } else {
+                    Err(PyRuntimeError::new_err(format!(
+                        "the writer's fallback gave {} results for {n} operations",
+                        r.len()
+                    )))
+                }
+            });
+        outcomes = match got {
+            Ok(r) => r,
+            Err(err) => vec![err.into_value(py).into_bound(py).into_any(); n],
+        };
+    }
+    let base_exc = py.get_type::<PyBaseException>();
+    let mut outcomes = outcomes.into_iter();
+    for e in batch {
+        let marker = e.step.is_none();
+        let outcome = if rolled_back && !marker {
+            outcomes.next()
+        } else {
+            None
+        };
+        let failed = outcome
+            .as_ref()
+            .is_some_and(|o| o.is_instance(&base_exc).unwrap_or(false));
+        if failed {
+            writer.mark_failed(e.seq);
+        }
+        let Some(target) = e.target else { continue };
+        let target = target.bind(py);
+        let call = if failed {
+            target.call_method1("set_exception", (outcome.expect("failed"),))
+        } else if marker {
+            target.call_method1("set_result", (py.None(),))
+        } else if e.notify {
+            let value = outcome.or_else(|| e.result.map(|r| r.into_bound(py)));
+            target.call_method1(
+                "set_result",
+                (value.unwrap_or_else(|| py.None().into_bound(py)),),
+            )
+        } else {
+            continue; // a sink: told only of failures
+        };
+        if let Err(err) = call {
+            // e.g. a future cancelled meanwhile: nobody waits for it
+            err.write_unraisable(py, Some(target));
+        }
+    }
+}

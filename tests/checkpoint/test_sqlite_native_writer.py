@@ -1,0 +1,239 @@
+"""The native group-commit writer of `SqliteSaver` (`sqlite/_native.py`): it is used when
+the interpreter's own SQLite is reachable, commits what runs submit without the GIL, and
+hands anything unusual back to the saver's Python path with the same outcomes.
+
+Stored results are compared with the Python writer's on the same operations (the Python
+writer is itself checked against LangGraph in test_sqlite_writer.py)."""
+
+from __future__ import annotations
+
+import sqlite3
+import subprocess
+import sys
+import uuid
+from concurrent.futures import Future
+from typing import Any
+
+import pytest
+from warpgraph.checkpoint._sql import CheckpointConflictError, PutOp, WritesOp
+from warpgraph.checkpoint._sql.writer import FailureSink, GroupCommitWriter
+from warpgraph.checkpoint.sqlite import SqliteSaver
+from warpgraph.checkpoint.sqlite._native import (
+    NativeGroupCommitWriter,
+    native_library,
+    native_writer_for,
+)
+
+from tests._subproc import child_env
+
+
+def _cp(n: int, cid: str | None = None) -> dict:
+    return {
+        "v": 4,
+        "id": cid or f"{n:04d}-{uuid.uuid4()}",
+        "ts": "2026-01-01T00:00:00+00:00",
+        "channel_values": {"n": n, "big": "x" * 200 * n},
+        "channel_versions": {"n": str(n), "big": str(n)},
+        "versions_seen": {"step": {"n": str(max(n - 1, 0))}},
+        "updated_channels": ["n"],
+    }
+
+
+def _cfg(thread: str, cid: str | None = None) -> dict:
+    conf: dict[str, Any] = {"thread_id": thread, "checkpoint_ns": ""}
+    if cid:
+        conf["checkpoint_id"] = cid
+    return {"configurable": conf}
+
+
+def _chain(thread: str, n: int) -> list[PutOp | WritesOp]:
+    """Puts of a chain of checkpoints (each fenced on the previous one) with writes."""
+    ops: list[PutOp | WritesOp] = []
+    parent = None
+    for i in range(1, n + 1):
+        cp = _cp(i, f"{thread}-{i:04d}")
+        ops.append(
+            PutOp(_cfg(thread, parent), cp, {"step": i}, {"n": str(i), "big": str(i)}, parent)
+        )
+        ops.append(WritesOp(_cfg(thread, cp["id"]), [("n", i + 1), ("x", None)], f"task-{i}", "p"))
+        parent = cp["id"]
+    return ops
+
+
+def _stored(path: str, thread: str) -> list:
+    with SqliteSaver.from_conn_string(path) as reader:
+        return [
+            (
+                t.checkpoint["id"],
+                t.checkpoint["channel_values"],
+                t.metadata.get("step"),
+                t.pending_writes,
+            )
+            for t in reader.list(_cfg(thread))
+        ]
+
+
+@pytest.fixture
+def path(tmp_path) -> str:
+    return str(tmp_path / "native.db")
+
+
+def test_the_interpreters_sqlite_is_found_and_proven_the_same() -> None:
+    # this platform (CPython linking the system libsqlite3) must get the native writer;
+    # elsewhere the saver falls back to the Python writer (tested below)
+    assert native_library() is not None
+
+
+def test_file_savers_get_the_native_writer_others_the_python_one(path, monkeypatch) -> None:
+    with SqliteSaver.from_conn_string(path) as saver:
+        assert isinstance(saver.shared_writer(), NativeGroupCommitWriter)
+    with SqliteSaver.from_conn_string(":memory:") as saver:  # no file to open twice
+        assert isinstance(saver.shared_writer(), GroupCommitWriter)
+    monkeypatch.setenv("WARPGRAPH_SQLITE_NATIVE_WRITER", "0")
+    with SqliteSaver.from_conn_string(path) as saver:
+        assert isinstance(saver.shared_writer(), GroupCommitWriter)
+
+
+@pytest.mark.parametrize("max_batch", [1, 512])
+def test_it_stores_what_the_python_writer_stores(tmp_path, max_batch: int) -> None:
+    stored = []
+    for native in (True, False):
+        path = str(tmp_path / f"{native}.db")
+        with SqliteSaver.from_conn_string(path) as saver:
+            writer = native_writer_for(saver, max_batch) if native else saver.writer()
+            assert isinstance(writer, NativeGroupCommitWriter) == native
+            with writer:
+                sink = FailureSink()
+                ops = _chain("t", 12)
+                writer.submit_many(ops[:10], sink)
+                writer.submit_many(ops[10:], sink)
+                writer.flush()
+                assert sink.error is None
+                assert writer.batches >= 1
+        stored.append(_stored(path, "t"))
+    assert stored[0] == stored[1] and len(stored[0]) == 12
+
+
+def test_futures_get_results_and_errors(path) -> None:
+    with SqliteSaver.from_conn_string(path) as saver:
+        with native_writer_for(saver, 512) as writer:  # type: ignore[union-attr]
+            first = _cp(1)
+            f1 = writer.put(
+                _cfg("f"), first, {"step": 1}, {"n": "1", "big": "1"}, expected_head=None
+            )
+            f2 = writer.put_writes(_cfg("f", first["id"]), [("n", 2)], "task")
+            stale = writer.put(_cfg("f"), _cp(2), {}, {"n": "2"}, expected_head=None)
+            bad = writer.put_writes(_cfg("f", first["id"]), [("n", object())], "task")
+            assert f1.result(30)["configurable"]["checkpoint_id"] == first["id"]
+            assert f2.result(30) is None
+            with pytest.raises(CheckpointConflictError):
+                stale.result(30)
+            with pytest.raises(TypeError, match="Cannot serialize"):
+                bad.result(0)  # failed when submitted: nothing was queued
+        assert writer.closed and not writer.alive
+        with pytest.raises(RuntimeError, match="closed"):
+            writer.put(_cfg("f"), _cp(3), {}, {})
+    assert [s[0] for s in _stored(path, "f")] == [first["id"]]
+
+
+def test_a_conflict_fails_only_its_operation_and_those_encoded_against_it(path) -> None:
+    """A put encoded against a queued checkpoint whose commit then fails must not be
+    stored as a delta of it: the writer sends it back to the Python path, which fences
+    it (a run's puts) or encodes it against what is stored."""
+    with SqliteSaver.from_conn_string(path) as saver:
+        saver.put(_cfg("c"), _cp(1, "00-first"), {}, {"n": "1", "big": "1"})
+        blocker = sqlite3.connect(path, isolation_level=None)
+        blocker.execute("BEGIN IMMEDIATE")  # the writer waits for the lock meanwhile
+        with native_writer_for(saver, 1) as writer:  # type: ignore[union-attr]
+            doomed = _cp(2, "01-doomed")
+            f_doomed = writer.put(_cfg("c", "00-first"), doomed, {}, {"n": "2"}, expected_head="zz")
+            child = _cp(3, "02-child")
+            f_child = writer.put(_cfg("c", doomed["id"]), child, {}, {"n": "3", "big": "3"})
+            blocker.execute("COMMIT")
+            with pytest.raises(CheckpointConflictError):
+                f_doomed.result(60)
+            assert f_child.result(60)["configurable"]["checkpoint_id"] == child["id"]
+        blocker.close()
+        rows = saver.conn.execute(
+            "SELECT checkpoint_id, base_id FROM wg_checkpoints WHERE thread_id = 'c' "
+            "ORDER BY checkpoint_id"
+        ).fetchall()
+        assert rows == [("00-first", None), ("02-child", None)]  # the child stored in full
+        got = saver.get_tuple(_cfg("c", child["id"]))
+        assert got.checkpoint["channel_values"] == child["channel_values"]
+
+
+def test_a_checkpoint_stored_again_is_rebased_like_the_python_writer_does(tmp_path) -> None:
+    stored = []
+    for native in (True, False):
+        path = str(tmp_path / f"{native}.db")
+        with SqliteSaver.from_conn_string(path) as saver:
+            writer = native_writer_for(saver, 512) if native else saver.writer()
+            with writer:
+                a, b = _cp(1, "00-a"), _cp(2, "01-b")
+                writer.put(_cfg("r"), a, {}, {"n": "1", "big": "1"}).result(30)
+                writer.put(_cfg("r", a["id"]), b, {}, {"n": "2", "big": "2"}).result(30)
+                again = {**_cp(5, "00-a")}
+                writer.put(_cfg("r"), again, {"step": 5}, {"n": "5", "big": "5"}).result(30)
+        stored.append(_stored(path, "r"))
+    assert stored[0] == stored[1]
+    assert stored[0][1][1] == _cp(5)["channel_values"]  # "00-a" holds the new content
+
+
+def test_an_sql_error_reaches_the_sink_and_the_writer_goes_on(path) -> None:
+    with SqliteSaver.from_conn_string(path) as saver:
+        saver.conn.execute(
+            "CREATE TRIGGER no_bad BEFORE INSERT ON wg_writes WHEN NEW.thread_id = 'bad' "
+            "BEGIN SELECT RAISE(ABORT, 'no writes for bad'); END"
+        )
+        writer = saver.shared_writer()
+        assert isinstance(writer, NativeGroupCommitWriter)
+        bad, good = FailureSink(), FailureSink()
+        writer.submit_many(_chain("bad", 2), bad)
+        writer.submit_many(_chain("good", 2), good)
+        writer.flush()
+        assert isinstance(bad.error, sqlite3.IntegrityError) and good.error is None
+        assert len(_stored(path, "good")) == 2
+        assert len(_stored(path, "bad")) == 2  # its puts committed, its writes did not
+        assert all(not s[3] for s in _stored(path, "bad"))
+        ok = FailureSink()
+        writer.submit_many(_chain("after", 3), ok)
+        writer.flush()
+        assert ok.error is None and len(_stored(path, "after")) == 3
+
+
+def test_a_marker_waits_for_everything_before_it(path) -> None:
+    with SqliteSaver.from_conn_string(path) as saver:
+        writer = saver.shared_writer()
+        sink = FailureSink()
+        writer.submit_many(_chain("m", 30), sink)
+        marker = writer.marker()
+        assert isinstance(marker, Future)
+        marker.result(60)
+        with SqliteSaver.from_conn_string(path) as reader:  # another connection sees it all
+            assert len(list(reader.list(_cfg("m")))) == 30
+
+
+CHILD = """
+import sqlite3, sys
+from warpgraph.checkpoint.sqlite import SqliteSaver
+from warpgraph.checkpoint.sqlite._native import native_library
+native_library.cache_clear()
+import _sqlite3
+_sqlite3.__file__ = "/nonexistent/_sqlite3.so"  # the library cannot be found
+print(native_library())
+with SqliteSaver.from_conn_string(sys.argv[1]) as saver:
+    print(type(saver.shared_writer()).__name__)
+"""
+
+
+def test_without_a_provable_library_the_python_writer_is_used(path) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-c", CHILD, path],
+        env=child_env(),
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr.decode()[-2000:]
+    assert proc.stdout.split() == [b"None", b"GroupCommitWriter"]
