@@ -472,9 +472,12 @@ class SaverSession:
         try:
             self.flush()
         finally:
-            done = self._end_writer()
-            if done is not None:
-                done.result()
+            writer = self.writer
+            if writer is not None:  # (None: nothing was submitted)
+                if self.shared:
+                    writer.flush()  # this run's submissions committed; the writer goes on
+                else:
+                    writer.close()  # commits what it holds
         self.check()
 
     # --- async executor ---------------------------------------------------------------

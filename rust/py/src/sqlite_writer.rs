@@ -63,6 +63,8 @@ struct State {
     closed: bool,
     /// Every operation with a smaller or equal seq has its outcome.
     committed: u64,
+    /// The thread has ended (nothing queued will be committed any more).
+    ended: bool,
     batches: u64,
     /// The thread waits for work with no transaction open: a push must wake it (with one
     /// open, it looks again after its linger time; only a marker wakes it earlier).
@@ -71,7 +73,10 @@ struct State {
 
 struct Shared {
     state: Mutex<State>,
+    /// Signals the thread: work queued (see `State::idle`) or closed.
     work: Condvar,
+    /// Signals waiters (`wait`): `committed` moved, or the thread ended.
+    done: Condvar,
 }
 
 impl Shared {
@@ -143,11 +148,16 @@ impl SqliteWriter {
         let shared = Arc::new(Shared {
             state: Mutex::new(State::default()),
             work: Condvar::new(),
+            done: Condvar::new(),
         });
         let for_thread = Arc::clone(&shared);
         let handle = std::thread::Builder::new()
             .name("warpgraph-sqlite-writer".into())
-            .spawn(move || run(&for_thread, writer, &fallback, &timing))
+            .spawn(move || {
+                run(&for_thread, writer, &fallback, &timing);
+                for_thread.lock().ended = true;
+                for_thread.done.notify_all();
+            })
             .map_err(|e| PyRuntimeError::new_err(format!("cannot start the writer: {e}")))?;
         Ok(SqliteWriter {
             shared,
@@ -159,8 +169,8 @@ impl SqliteWriter {
     /// Queues items, in order: `("put", seq, fence, expected, checkpoint_row, blob_rows,
     /// depends_on, step, target, notify, result)` (fence: whether the put expects a head;
     /// notify: the target is a future, resolved with result), `("writes", seq, rows,
-    /// replace_rows, step, target, notify)` or `("marker", seq, future)`. Rows are
-    /// tuples of None / int / str / bytes / bytearray.
+    /// replace_rows, step, target, notify)` or `("marker", seq, future or None)` (None:
+    /// somebody `wait`s for it). Rows are tuples of None / int / str / bytes / bytearray.
     fn push(&self, items: &Bound<'_, PyList>) -> PyResult<()> {
         let mut entries = Vec::with_capacity(items.len());
         for item in items.iter() {
@@ -177,6 +187,35 @@ impl SqliteWriter {
             self.shared.work.notify_one();
         }
         Ok(())
+    }
+
+    /// Waits (without the GIL) until every operation up to `seq` has its outcome; false on
+    /// timeout (seconds; None: no limit) or when the thread ended before.
+    #[pyo3(signature = (seq, timeout=None))]
+    fn wait(&self, py: Python<'_>, seq: u64, timeout: Option<f64>) -> PyResult<bool> {
+        let limit = timeout
+            .map(|t| {
+                Duration::try_from_secs_f64(t).map_err(|_| {
+                    pyo3::exceptions::PyValueError::new_err(format!("bad timeout {t}"))
+                })
+            })
+            .transpose()?;
+        let shared = &self.shared;
+        Ok(py.detach(|| {
+            let pending = |s: &mut State| s.committed < seq && !s.ended;
+            let state = shared.lock();
+            let state = match limit {
+                None => shared
+                    .done
+                    .wait_while(state, pending)
+                    .unwrap_or_else(|e| e.into_inner()),
+                Some(d) => {
+                    let got = shared.done.wait_timeout_while(state, d, pending);
+                    got.unwrap_or_else(|e| e.into_inner()).0
+                }
+            };
+            state.committed >= seq
+        }))
     }
 
     /// The largest seq up to which every operation has its outcome.
@@ -408,6 +447,8 @@ fn run(shared: &Shared, mut writer: BatchWriter, fallback: &Py<PyAny>, timing: &
             if started.is_some() && !rolled_back {
                 state.batches += 1;
             }
+            drop(state);
+            shared.done.notify_all();
         };
         if rolled_back {
             // the outcomes are known once the fallback ran (it also drops the batch's
@@ -416,7 +457,7 @@ fn run(shared: &Shared, mut writer: BatchWriter, fallback: &Py<PyAny>, timing: &
             finish(shared);
         } else {
             finish(shared);
-            if batch.iter().any(|e| e.notify) {
+            if batch.iter().any(|e| e.notify && e.target.is_some()) {
                 Python::attach(|py| report(py, &mut writer, fallback, batch, false));
             } // else: the batch's references are released the next time the GIL is held
         }

@@ -188,7 +188,9 @@ class NativeGroupCommitWriter:
         if saver is None:
             raise RuntimeError("the saver of this writer was garbage-collected")
         with saver.lock:
-            core = saver._core_for(saver.conn)
+            core = saver._core
+            if core.serde is not saver.serde or not saver.is_setup:
+                core = saver._core_for(saver.conn)
             committed = self._native.committed
             if committed != self._promoted:
                 core.promote(committed)
@@ -207,21 +209,33 @@ class NativeGroupCommitWriter:
 
     def marker(self) -> Future:
         marker: Future = Future()
+        if self._push_marker(marker) is None:
+            marker.set_result(None)
+        return marker
+
+    def flush(self, timeout: float | None = None) -> None:
+        """Block until everything submitted so far is committed (the wait needs no
+        future: the native thread does not take the GIL to end it)."""
+        seq = self._push_marker(None)
+        if seq is not None and not self._native.wait(seq, timeout):
+            if not self.alive:
+                return  # closed meanwhile: its thread committed what it held
+            raise TimeoutError(f"the SQLite writer did not commit within {timeout} s")
+
+    def _push_marker(self, future: Future | None) -> int | None:
+        """Queue a marker (resolving `future`, if any); None when closed (then it waited
+        for the thread to commit what it held)."""
         saver = self._saver()
         if saver is not None and not self.closed:
             with saver.lock:
                 self._seq += 1
                 try:
-                    self._native.push([("marker", self._seq, marker)])
-                    return marker
+                    self._native.push([("marker", self._seq, future)])
+                    return self._seq
                 except RuntimeError:  # closed meanwhile
                     pass
         self.close()
-        marker.set_result(None)
-        return marker
-
-    def flush(self, timeout: float | None = None) -> None:
-        self.marker().result(timeout)
+        return None
 
     def close(self) -> None:
         """Commit what is queued, then stop the thread (from that thread: only ask)."""
