@@ -230,6 +230,7 @@ class SqliteWriter:
         max_batch: int,
         linger: float,
         window: float,
+        wal_autocheckpoint: int,
     ) -> None: ...
     def push(self, items: list[tuple[Any, ...]]) -> None:
         """Queue ``("put", ...)``, ``("writes", ...)`` and ``("marker", seq, future)``

@@ -237,3 +237,35 @@ def test_without_a_provable_library_the_python_writer_is_used(path) -> None:
     )
     assert proc.returncode == 0, proc.stderr.decode()[-2000:]
     assert proc.stdout.split() == [b"None", b"GroupCommitWriter"]
+
+
+@pytest.mark.parametrize("raw", ["soon", "-1", "nan"])
+def test_a_bad_timing_setting_is_a_clear_error(raw, monkeypatch) -> None:
+    from warpgraph.checkpoint.sqlite import _native
+
+    monkeypatch.setenv("WARPGRAPH_SQLITE_WRITER_LINGER", raw)
+    with pytest.raises(ValueError, match="WARPGRAPH_SQLITE_WRITER_LINGER must be a number"):
+        _native._seconds("WARPGRAPH_SQLITE_WRITER_LINGER", 0.1)
+    monkeypatch.setenv("WARPGRAPH_SQLITE_WRITER_LINGER", "0.001")
+    assert _native._seconds("WARPGRAPH_SQLITE_WRITER_LINGER", 0.1) == 0.001
+
+
+def test_the_writer_checkpoints_the_log_itself(path) -> None:
+    """The native connection does not checkpoint the WAL inside a commit (a run would
+    wait for it): the thread does it after the batch, once it passed the saver's
+    wal_autocheckpoint, so the log does not grow without bound."""
+    import os
+
+    with SqliteSaver.from_conn_string(path) as saver:
+        saver.conn.execute("PRAGMA wal_autocheckpoint = 50")
+        writer = saver.shared_writer()
+        sink = FailureSink()
+        for i in range(40):
+            writer.submit_many(_chain(f"w{i}", 5), sink)
+            writer.flush()
+        assert sink.error is None
+        # 40 transactions of several pages each: without checkpoints the log would hold
+        # hundreds of frames; checkpointed, it restarts from its beginning
+        frames = os.path.getsize(path + "-wal") // 4120
+        assert frames < 200, frames
+        assert len(_stored(path, "w39")) == 5

@@ -98,7 +98,7 @@ impl SqliteWriter {
     /// `library`, prepares `sql` = (head, checkpoint, blob, write, write_replace), runs
     /// each of `pragmas` and starts the thread.
     #[new]
-    #[pyo3(signature = (library, path, uri, busy_timeout_ms, pragmas, sql, fallback, max_batch, linger, window))]
+    #[pyo3(signature = (library, path, uri, busy_timeout_ms, pragmas, sql, fallback, max_batch, linger, window, wal_autocheckpoint))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         library: Option<&str>,
@@ -111,6 +111,7 @@ impl SqliteWriter {
         max_batch: usize,
         linger: f64,
         window: f64,
+        wal_autocheckpoint: i32,
     ) -> PyResult<SqliteWriter> {
         if max_batch < 1 {
             return Err(pyo3::exceptions::PyValueError::new_err(format!(
@@ -128,6 +129,7 @@ impl SqliteWriter {
             linger: seconds("linger", linger)?,
             window: seconds("window", window)?,
             max_batch,
+            wal_autocheckpoint,
         };
         let api = load(library)?;
         let err = |e: warpgraph_core::sqlite::SqlError| PyRuntimeError::new_err(e.to_string());
@@ -135,6 +137,9 @@ impl SqliteWriter {
         conn.busy_timeout(busy_timeout_ms).map_err(err)?;
         for pragma in &pragmas {
             conn.execute(pragma).map_err(err)?;
+        }
+        if wal_autocheckpoint > 0 {
+            conn.track_wal(); // checkpointed by the thread after it reports (`run`)
         }
         let (head, checkpoint, blob, write, write_replace) = sql;
         let sql = Sql {
@@ -363,13 +368,17 @@ fn values(row: &Bound<'_, PyAny>) -> PyResult<Vec<Value>> {
     Ok(out)
 }
 
-/// When the thread commits: a transaction stays open while operations keep arriving, at
+/// When the thread commits, and checkpoints: a transaction stays open while operations keep arriving, at
 /// most `window` after its first one; it commits once none came for `linger`, at once for
 /// a marker (somebody waits) or on close, and after `max_batch` operations.
 struct Timing {
     linger: Duration,
     window: Duration,
     max_batch: usize,
+    /// Checkpoint the write-ahead log once it holds this many frames (0: never), after
+    /// the batch's report: a commit crossing SQLite's autocheckpoint would do it inside
+    /// the commit, while a run waits for it.
+    wal_autocheckpoint: i32,
 }
 
 /// The thread: one transaction per round (see `Timing`), then its report; until closed.
@@ -461,6 +470,8 @@ fn run(shared: &Shared, mut writer: BatchWriter, fallback: &Py<PyAny>, timing: &
                 Python::attach(|py| report(py, &mut writer, fallback, batch, false));
             } // else: the batch's references are released the next time the GIL is held
         }
+        // (a failed checkpoint leaves the log as it is: the next one tries again)
+        let _ = writer.checkpoint_wal(timing.wal_autocheckpoint);
     }
 }
 

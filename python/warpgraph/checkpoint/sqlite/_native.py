@@ -38,8 +38,23 @@ ENV_SWITCH = "WARPGRAPH_SQLITE_NATIVE_WRITER"
 # LINGER seconds, WINDOW seconds after its first one at the latest, and at once when a
 # run waits for it (its end) or the writer closes. Holding the write lock that long
 # delays other writers of the file (they wait, within their busy timeout).
-LINGER = float(os.environ.get("WARPGRAPH_SQLITE_WRITER_LINGER", "0.0005"))
-WINDOW = float(os.environ.get("WARPGRAPH_SQLITE_WRITER_WINDOW", "0.01"))
+
+
+def _seconds(name: str, default: float) -> float:
+    raw = os.environ.get(name)
+    if raw is None:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not value >= 0:  # (also NaN)
+        raise ValueError(f"{name} must be a number of seconds >= 0, not {raw!r}")
+    return value
+
+
+LINGER = _seconds("WARPGRAPH_SQLITE_WRITER_LINGER", 0.0002)
+WINDOW = _seconds("WARPGRAPH_SQLITE_WRITER_WINDOW", 0.01)
 
 
 @cache
@@ -93,8 +108,11 @@ def native_writer_for(saver: Any, max_batch: int) -> NativeGroupCommitWriter | N
             return None
         busy = saver.conn.execute("PRAGMA busy_timeout").fetchone()[0]
         synchronous = saver.conn.execute("PRAGMA synchronous").fetchone()[0]
+        autocheckpoint = saver.conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0]
     try:
-        return NativeGroupCommitWriter(saver, found[0], path, busy, synchronous, max_batch)
+        return NativeGroupCommitWriter(
+            saver, found[0], path, busy, synchronous, max_batch, wal_autocheckpoint=autocheckpoint
+        )
     except RuntimeError:  # e.g. the file cannot be opened read-write by a new connection
         return None
 
@@ -114,6 +132,7 @@ class NativeGroupCommitWriter:
         *,
         linger: float = LINGER,
         window: float = WINDOW,
+        wal_autocheckpoint: int = 1000,
     ) -> None:
         ref = weakref.ref(saver)
 
@@ -133,12 +152,17 @@ class NativeGroupCommitWriter:
             path,
             False,
             int(busy_timeout_ms),
-            [f"PRAGMA synchronous = {int(synchronous)}"],
+            [
+                f"PRAGMA synchronous = {int(synchronous)}",
+                # (0: never, like the saver's connection; else the thread checkpoints)
+                f"PRAGMA wal_autocheckpoint = {int(wal_autocheckpoint)}",
+            ],
             (_HEAD, _INSERT_CP, _INSERT_BLOBS, _INSERT_WRITES, _REPLACE_WRITES),
             fallback,
             max_batch,
             linger,
             window,
+            int(wal_autocheckpoint),
         )
 
     @property

@@ -97,6 +97,16 @@ impl BatchWriter {
         &mut self.conn
     }
 
+    /// Checkpoints the write-ahead log when it holds at least `frames` frames (PASSIVE:
+    /// waits for nobody; what readers still use stays for later). Needs `track_wal`.
+    pub fn checkpoint_wal(&mut self, frames: i32) -> Result<bool, SqlError> {
+        if frames <= 0 || self.conn.wal_frames() < frames {
+            return Ok(false);
+        }
+        self.conn.execute("PRAGMA wal_checkpoint(PASSIVE)")?;
+        Ok(true)
+    }
+
     /// Records that operation `seq` failed (in the caller's general path).
     pub fn mark_failed(&mut self, seq: u64) {
         self.failed.insert(seq);

@@ -1,7 +1,8 @@
 //! A SQLite connection owned by one thread: prepared statements kept for its lifetime,
 //! parameters bound without copying (they outlive each statement's run).
-use std::ffi::{c_int, c_void, CStr, CString};
+use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::fmt;
+use std::sync::atomic::{AtomicI32, Ordering};
 
 use super::ffi::{
     Api, RawDb, RawStmt, SQLITE_DONE, SQLITE_NULL, SQLITE_OK, SQLITE_OPEN_NOMUTEX,
@@ -40,6 +41,8 @@ pub struct Connection {
     api: &'static Api,
     db: *mut RawDb,
     stmts: Vec<*mut RawStmt>,
+    /// Frames in the write-ahead log after the last commit (see `track_wal`).
+    wal_frames: Box<AtomicI32>,
 }
 
 // SAFETY: the connection is opened with SQLITE_OPEN_NOMUTEX and used by one thread at a
@@ -65,6 +68,7 @@ impl Connection {
             api,
             db,
             stmts: Vec::new(),
+            wal_frames: Box::new(AtomicI32::new(0)),
         };
         if rc != SQLITE_OK {
             return Err(conn.error(rc));
@@ -96,6 +100,31 @@ impl Connection {
         } else {
             Err(self.error(rc))
         }
+    }
+
+    /// Counts the write-ahead log's frames after each commit (`wal_frames`) instead of
+    /// checkpointing it automatically in the commit: the owner checkpoints when it suits
+    /// it (`execute("PRAGMA wal_checkpoint(PASSIVE)")`), e.g. after telling waiters.
+    pub fn track_wal(&mut self) {
+        unsafe extern "C" fn hook(
+            arg: *mut c_void,
+            _db: *mut RawDb,
+            _schema: *const c_char,
+            frames: c_int,
+        ) -> c_int {
+            // SAFETY: arg is the connection's boxed counter, alive while the hook is set
+            unsafe { (*arg.cast::<AtomicI32>()).store(frames, Ordering::Relaxed) };
+            SQLITE_OK
+        }
+        let arg: *const AtomicI32 = &*self.wal_frames;
+        // SAFETY: db is open; the counter outlives the connection's use of the hook (it is
+        // dropped with the connection, after close)
+        unsafe { (self.api.sqlite3_wal_hook)(self.db, Some(hook), arg.cast_mut().cast()) };
+    }
+
+    /// Frames in the write-ahead log after the last commit (with `track_wal`).
+    pub fn wal_frames(&self) -> i32 {
+        self.wal_frames.load(Ordering::Relaxed)
     }
 
     /// Prepares `sql` (one statement) for the connection's lifetime.

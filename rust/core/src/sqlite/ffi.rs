@@ -27,6 +27,9 @@ pub const SQLITE_OPEN_URI: c_int = 0x0000_0040;
 pub const SQLITE_OPEN_NOMUTEX: c_int = 0x0000_8000;
 
 type Destructor = Option<unsafe extern "C" fn(*mut c_void)>;
+/// `int (*)(void *arg, sqlite3 *db, const char *schema, int frames)`
+pub type WalHook =
+    Option<unsafe extern "C" fn(*mut c_void, *mut RawDb, *const c_char, c_int) -> c_int>;
 
 /// Declares the [`Api`] table: one field per C function, each looked up by its name.
 macro_rules! api {
@@ -76,6 +79,7 @@ api! {
     sqlite3_column_type: fn(*mut RawStmt, c_int) -> c_int;
     sqlite3_column_text: fn(*mut RawStmt, c_int) -> *const u8;
     sqlite3_column_bytes: fn(*mut RawStmt, c_int) -> c_int;
+    sqlite3_wal_hook: fn(*mut RawDb, WalHook, *mut c_void) -> *mut c_void;
 }
 
 impl Api {

@@ -209,3 +209,26 @@ fn loading_a_library_that_is_not_there_is_an_error() {
         .unwrap();
     assert!(err.contains("cannot open"), "{err}");
 }
+
+#[test]
+fn the_log_is_checkpointed_when_the_owner_says_so() {
+    let db = Db::new("wal");
+    let mut w = db.writer();
+    w.connection().track_wal();
+    for i in 0..20u64 {
+        let id = format!("{i:04}");
+        w.commit(&[put(i, &id, None, None)]).unwrap();
+    }
+    let frames = w.connection().wal_frames();
+    assert!(frames > 0, "the hook counted no frames");
+    assert!(!w.checkpoint_wal(frames + 1).unwrap()); // below the threshold: nothing done
+    assert!(w.checkpoint_wal(frames).unwrap());
+    // the next commit starts the log again from its beginning
+    w.commit(&[put(99, "zz", None, None)]).unwrap();
+    assert!(
+        w.connection().wal_frames() < frames,
+        "{}",
+        w.connection().wal_frames()
+    );
+    assert_eq!(db.count("cp").as_deref(), Some("21"));
+}
