@@ -7,6 +7,7 @@ writer is itself checked against LangGraph in test_sqlite_writer.py)."""
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import subprocess
 import sys
@@ -254,8 +255,6 @@ def test_the_writer_checkpoints_the_log_itself(path) -> None:
     """The native connection does not checkpoint the WAL inside a commit (a run would
     wait for it): the thread does it after the batch, once it passed the saver's
     wal_autocheckpoint, so the log does not grow without bound."""
-    import os
-
     with SqliteSaver.from_conn_string(path) as saver:
         saver.conn.execute("PRAGMA wal_autocheckpoint = 50")
         writer = saver.shared_writer()
@@ -269,3 +268,40 @@ def test_the_writer_checkpoints_the_log_itself(path) -> None:
         frames = os.path.getsize(path + "-wal") // 4120
         assert frames < 200, frames
         assert len(_stored(path, "w39")) == 5
+
+
+FORKED = """
+import os, sys
+from warpgraph.checkpoint._sql.writer import FailureSink
+from warpgraph.checkpoint.sqlite import SqliteSaver
+sys.path.insert(0, sys.argv[2])
+from test_sqlite_native_writer import _chain
+with SqliteSaver.from_conn_string(sys.argv[1]) as saver:
+    writer = saver.shared_writer()
+    writer.submit_many(_chain("parent", 2), FailureSink())
+    pid = os.fork()
+    if pid == 0:
+        try:
+            writer.submit_many(_chain("child", 2), FailureSink())
+        except RuntimeError as exc:
+            print("child:", "forked" in str(exc), flush=True)
+        writer.close()  # nothing to join here: must not hang
+        os._exit(0)
+    os.waitpid(pid, 0)
+    writer.flush()
+    print("parent: ok", flush=True)
+"""
+
+
+def test_a_forked_child_gets_a_clear_error_not_a_hang(path) -> None:
+    here = os.path.dirname(__file__)
+    proc = subprocess.run(
+        [sys.executable, "-c", FORKED, path, here],
+        env=child_env(),
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr.decode()[-2000:]
+    assert proc.stdout.decode().split("\n")[:2] == ["child: True", "parent: ok"]
+    assert len(_stored(path, "parent")) == 2 and _stored(path, "child") == []

@@ -143,6 +143,7 @@ class NativeGroupCommitWriter:
             return s._exec((type(s._core).native_fallback, (steps,)))  # type: ignore[no-any-return]
 
         self._saver = ref
+        self._pid = os.getpid()  # (a forked child has the object but not the thread)
         self.max_batch = max_batch
         self.owner: Any = None  # what must stay alive while the writer runs (its saver)
         self._seq = 0  # guarded by the saver's lock (seq order is queue order)
@@ -208,6 +209,11 @@ class NativeGroupCommitWriter:
         return self.submit(WritesOp(config, list(writes), task_id, task_path))
 
     def _push(self, ops: list[PutOp | WritesOp], target: Any, want_result: bool) -> None:
+        if os.getpid() != self._pid:
+            raise RuntimeError(
+                f"this SQLite writer's thread runs in process {self._pid}, not in this "
+                "forked one (open the saver again in the child)"
+            )
         saver = self._saver()
         if saver is None:
             raise RuntimeError("the saver of this writer was garbage-collected")
@@ -250,7 +256,7 @@ class NativeGroupCommitWriter:
         """Queue a marker (resolving `future`, if any); None when closed (then it waited
         for the thread to commit what it held)."""
         saver = self._saver()
-        if saver is not None and not self.closed:
+        if saver is not None and not self.closed and os.getpid() == self._pid:
             with saver.lock:
                 self._seq += 1
                 try:
@@ -263,7 +269,8 @@ class NativeGroupCommitWriter:
 
     def close(self) -> None:
         """Commit what is queued, then stop the thread (from that thread: only ask)."""
-        self._native.close()
+        if os.getpid() == self._pid:  # (a forked child has no thread to stop)
+            self._native.close()
 
     def __enter__(self) -> NativeGroupCommitWriter:  # noqa: PYI034
         return self

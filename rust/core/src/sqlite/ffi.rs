@@ -43,6 +43,7 @@ macro_rules! api {
         impl Api {
             /// # Safety
             /// `handle` is a live `dlopen` handle.
+            #[cfg(unix)]
             unsafe fn resolve(handle: *mut c_void) -> Result<Api, String> {
                 Ok(Api {
                     $($name: {
@@ -85,33 +86,58 @@ api! {
 impl Api {
     /// The API of the SQLite that `library` (a shared object, e.g. the `_sqlite3` module's
     /// file; None: the main program) uses. With `only_loaded`, the object must be in the
-    /// process already (`RTLD_NOLOAD`: nothing new is loaded). The handle is never closed,
-    /// so the functions stay valid for the life of the process.
+    /// process already (`RTLD_NOLOAD`: nothing new is loaded). Each library is opened once
+    /// and never closed, so the functions stay valid for the life of the process.
     pub fn load(library: Option<&str>, only_loaded: bool) -> Result<&'static Api, String> {
-        let path = library
-            .map(|p| CString::new(p).map_err(|_| format!("library path {p:?} holds a NUL")))
-            .transpose()?;
-        let mut flags = libc::RTLD_NOW | libc::RTLD_LOCAL;
-        if only_loaded {
-            flags |= libc::RTLD_NOLOAD;
+        use std::collections::HashMap;
+        use std::sync::{Mutex, OnceLock};
+        static LOADED: OnceLock<Mutex<HashMap<Option<String>, &'static Api>>> = OnceLock::new();
+        let mut loaded = LOADED
+            .get_or_init(Default::default)
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        let key = library.map(str::to_owned);
+        if let Some(api) = loaded.get(&key) {
+            return Ok(api);
         }
-        // SAFETY: dlopen/dlsym are given NUL-terminated names; the symbols' signatures are
-        // SQLite's stable C API
-        unsafe {
-            let handle = libc::dlopen(
-                path.as_ref().map_or(std::ptr::null(), |p| p.as_ptr()),
-                flags,
-            );
-            if handle.is_null() {
-                let why = libc::dlerror();
-                let why = if why.is_null() {
-                    "unknown error".to_owned()
-                } else {
-                    CStr::from_ptr(why).to_string_lossy().into_owned()
-                };
-                return Err(format!("cannot open {library:?}: {why}"));
-            }
-            Ok(Box::leak(Box::new(Api::resolve(handle)?)))
-        }
+        let api: &'static Api = Box::leak(Box::new(open(library, only_loaded)?));
+        loaded.insert(key, api);
+        Ok(api)
     }
+}
+
+#[cfg(unix)]
+fn open(library: Option<&str>, only_loaded: bool) -> Result<Api, String> {
+    let path = library
+        .map(|p| CString::new(p).map_err(|_| format!("library path {p:?} holds a NUL")))
+        .transpose()?;
+    let mut flags = libc::RTLD_NOW | libc::RTLD_LOCAL;
+    if only_loaded {
+        flags |= libc::RTLD_NOLOAD;
+    }
+    // SAFETY: dlopen/dlsym are given NUL-terminated names; the symbols' signatures are
+    // SQLite's stable C API
+    unsafe {
+        let handle = libc::dlopen(
+            path.as_ref().map_or(std::ptr::null(), |p| p.as_ptr()),
+            flags,
+        );
+        if handle.is_null() {
+            let why = libc::dlerror();
+            let why = if why.is_null() {
+                "unknown error".to_owned()
+            } else {
+                CStr::from_ptr(why).to_string_lossy().into_owned()
+            };
+            return Err(format!("cannot open {library:?}: {why}"));
+        }
+        Api::resolve(handle)
+    }
+}
+
+#[cfg(not(unix))]
+fn open(library: Option<&str>, _only_loaded: bool) -> Result<Api, String> {
+    Err(format!(
+        "cannot open {library:?}: loading SQLite at run time needs a Unix system"
+    ))
 }
