@@ -46,9 +46,10 @@ fn sqlite_library(library: Option<&str>) -> PyResult<(i32, i64)> {
 /// A queued operation with what reporting it needs.
 struct Entry {
     seq: u64,
-    /// None: a marker, resolved once everything queued before it is committed.
+    /// The rows (taken by the thread when it inserts them; a marker has none).
     op: Option<Op>,
-    /// The saver's prepared step (what `fallback` runs).
+    /// The saver's prepared step (what `fallback` runs); None only for a marker, which is
+    /// resolved once everything queued before it is committed.
     step: Option<Py<PyAny>>,
     /// A future (`set_result` on success) or a failure sink; either gets `set_exception`.
     target: Option<Py<PyAny>>,
@@ -368,9 +369,10 @@ fn values(row: &Bound<'_, PyAny>) -> PyResult<Vec<Value>> {
     Ok(out)
 }
 
-/// When the thread commits, and checkpoints: a transaction stays open while operations keep arriving, at
-/// most `window` after its first one; it commits once none came for `linger`, at once for
-/// a marker (somebody waits) or on close, and after `max_batch` operations.
+/// When the thread commits, and checkpoints: a transaction stays open while operations
+/// keep arriving, at most `window` after its first one; it commits once none came for
+/// `linger`, at once for a marker (somebody waits) or on close, and after `max_batch`
+/// operations.
 struct Timing {
     linger: Duration,
     window: Duration,

@@ -34,10 +34,6 @@ from warpgraph.checkpoint.sqlite._bulk import (
 )
 
 ENV_SWITCH = "WARPGRAPH_SQLITE_NATIVE_WRITER"
-# A transaction stays open while operations keep coming: it commits once none came for
-# LINGER seconds, WINDOW seconds after its first one at the latest, and at once when a
-# run waits for it (its end) or the writer closes. Holding the write lock that long
-# delays other writers of the file (they wait, within their busy timeout).
 
 
 def _seconds(name: str, default: float) -> float:
@@ -53,6 +49,10 @@ def _seconds(name: str, default: float) -> float:
     return value
 
 
+# A transaction stays open while operations keep coming: it commits once none came for
+# LINGER seconds, WINDOW seconds after its first one at the latest, and at once when a
+# run waits for it (its end) or the writer closes. Holding the write lock that long
+# delays other writers of the file (they wait, within their busy timeout).
 LINGER = _seconds("WARPGRAPH_SQLITE_WRITER_LINGER", 0.0002)
 WINDOW = _seconds("WARPGRAPH_SQLITE_WRITER_WINDOW", 0.01)
 
