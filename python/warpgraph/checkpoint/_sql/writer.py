@@ -6,9 +6,12 @@ import queue
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from warpgraph.checkpoint._sql import NO_EXPECTATION, PutOp, WritesOp
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
 
 _STOP = object()
 
@@ -32,7 +35,49 @@ class FailureSink:
             self.error = exc
 
 
-class GroupCommitWriter:
+class WriterApi:
+    """What both group-commit writers (this module's and the SQLite saver's native one)
+    build on their `submit`, `marker` and `close`."""
+
+    def submit(self, op: PutOp | WritesOp) -> Future:
+        raise NotImplementedError
+
+    def marker(self) -> Future:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def put(
+        self,
+        config: dict,
+        checkpoint: Any,
+        metadata: Any,
+        new_versions: Any,
+        *,
+        expected_head: Any = NO_EXPECTATION,
+    ) -> Future:
+        """Queue a `put`; the future's result is the stored checkpoint's config."""
+        return self.submit(PutOp(config, checkpoint, metadata, new_versions, expected_head))
+
+    def put_writes(
+        self, config: dict, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = ""
+    ) -> Future:
+        """Queue a `put_writes`; the future's result is None."""
+        return self.submit(WritesOp(config, list(writes), task_id, task_path))
+
+    def flush(self, timeout: float | None = None) -> None:
+        """Block until everything submitted so far is committed (errors stay in futures)."""
+        self.marker().result(timeout)
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class GroupCommitWriter(WriterApi):
     """Commits queued `put` / `put_writes` operations from one background thread.
 
     Operations are serialized when submitted (later mutation of the submitted values has no
@@ -101,24 +146,6 @@ class GroupCommitWriter:
             for entry in entries:
                 self._queue.put(entry)
 
-    def put(
-        self,
-        config: dict,
-        checkpoint: Any,
-        metadata: Any,
-        new_versions: Any,
-        *,
-        expected_head: Any = NO_EXPECTATION,
-    ) -> Future:
-        """Queue a `put`; the future's result is the stored checkpoint's config."""
-        return self.submit(PutOp(config, checkpoint, metadata, new_versions, expected_head))
-
-    def put_writes(
-        self, config: dict, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = ""
-    ) -> Future:
-        """Queue a `put_writes`; the future's result is None."""
-        return self.submit(WritesOp(config, list(writes), task_id, task_path))
-
     def marker(self) -> Future:
         """A future resolved once everything submitted before it is committed (futures
         resolve in submission order, so the earlier ones are then all done)."""
@@ -132,10 +159,6 @@ class GroupCommitWriter:
         marker.set_result(None)
         return marker
 
-    def flush(self, timeout: float | None = None) -> None:
-        """Block until everything submitted so far is committed (errors stay in futures)."""
-        self.marker().result(timeout)
-
     def close(self) -> None:
         """Commit what is queued, then stop the thread (from the writer's own thread,
         e.g. a finalizer run there: only ask it to stop)."""
@@ -145,12 +168,6 @@ class GroupCommitWriter:
                 self._queue.put(_STOP)
         if threading.current_thread() is not self._thread:
             self._thread.join()
-
-    def __enter__(self) -> GroupCommitWriter:  # noqa: PYI034
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     # --- background thread ------------------------------------------------------------
     def _run(self) -> None:

@@ -23,8 +23,8 @@ from functools import cache
 from typing import Any
 
 from warpgraph import _core
-from warpgraph.checkpoint._sql import NO_EXPECTATION, PutOp, WritesOp
-from warpgraph.checkpoint._sql.writer import FailureSink
+from warpgraph.checkpoint._sql import PutOp, WritesOp
+from warpgraph.checkpoint._sql.writer import FailureSink, WriterApi
 from warpgraph.checkpoint.sqlite._bulk import (
     _HEAD,
     _INSERT_BLOBS,
@@ -117,7 +117,7 @@ def native_writer_for(saver: Any, max_batch: int) -> NativeGroupCommitWriter | N
         return None
 
 
-class NativeGroupCommitWriter:
+class NativeGroupCommitWriter(WriterApi):
     """Same interface as `GroupCommitWriter` (see there for the semantics), for a
     `SqliteSaver` whose database is a file; its rows are committed natively."""
 
@@ -194,20 +194,6 @@ class NativeGroupCommitWriter:
     def submit_many(self, ops: list[PutOp | WritesOp], sink: FailureSink) -> None:
         self._push(ops, sink, False)
 
-    def put(
-        self,
-        config: dict,
-        checkpoint: Any,
-        metadata: Any,
-        new_versions: Any,
-        *,
-        expected_head: Any = NO_EXPECTATION,
-    ) -> Future:
-        return self.submit(PutOp(config, checkpoint, metadata, new_versions, expected_head))
-
-    def put_writes(self, config: dict, writes: Any, task_id: str, task_path: str = "") -> Future:
-        return self.submit(WritesOp(config, list(writes), task_id, task_path))
-
     def _push(self, ops: list[PutOp | WritesOp], target: Any, want_result: bool) -> None:
         if os.getpid() != self._pid:
             raise RuntimeError(
@@ -271,9 +257,3 @@ class NativeGroupCommitWriter:
         """Commit what is queued, then stop the thread (from that thread: only ask)."""
         if os.getpid() == self._pid:  # (a forked child has no thread to stop)
             self._native.close()
-
-    def __enter__(self) -> NativeGroupCommitWriter:  # noqa: PYI034
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
