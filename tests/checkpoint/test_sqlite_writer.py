@@ -40,7 +40,7 @@ def _graph(lib: str, gate: Any = None) -> Any:
 
     def step(s: S) -> dict:
         if gate is not None and s["n"] == 2:
-            gate()  # both runs are mid-flight here
+            gate(s["tag"])  # both runs are mid-flight here
         return {"n": s["n"] + 1}
 
     g.add_node("step", step)
@@ -91,7 +91,7 @@ def test_runs_on_one_saver_share_one_writer(tmp_path) -> None:
     with SqliteSaver.from_conn_string(str(tmp_path / "w.db")) as saver:
         made = _counting(saver)
         barrier = threading.Barrier(2)
-        graph = _graph("warpgraph", gate=lambda: barrier.wait(timeout=30)).compile(
+        graph = _graph("warpgraph", gate=lambda tag: barrier.wait(timeout=30)).compile(
             checkpointer=saver
         )
         results = _run_both(graph, {"a": "A", "b": "B"})
@@ -122,11 +122,23 @@ def test_a_failed_commit_reaches_its_own_run_only(tmp_path) -> None:
             "CREATE TRIGGER fail_bad BEFORE INSERT ON wg_writes "
             "WHEN NEW.thread_id = 'bad' BEGIN SELECT RAISE(ABORT, 'boom for bad'); END"
         )
-        barrier = threading.Barrier(2)
-        graph = _graph("warpgraph", gate=lambda: barrier.wait(timeout=30)).compile(
-            checkpointer=saver
-        )
-        results = _run_both(graph, {"bad": "X", "good": "G"})
+        # the good run waits mid-flight until the bad one has failed (which may be at its
+        # first write: the native writer commits while the runs go on), then goes on
+        bad_ended = threading.Event()
+
+        def gate(tag: str) -> None:
+            if tag == "G":
+                bad_ended.wait(timeout=30)
+
+        graph = _graph("warpgraph", gate=gate).compile(checkpointer=saver)
+        results: dict[str, Any] = {}
+        good = threading.Thread(target=lambda: results.update(_run_both(graph, {"good": "G"})))
+        good.start()
+        try:
+            results.update(_run_both(graph, {"bad": "X"}))
+        finally:
+            bad_ended.set()
+            good.join()
         assert isinstance(results["bad"], sqlite3.IntegrityError)
         assert "boom for bad" in str(results["bad"])
         ref_out, ref_hist = _reference("good", "G")
