@@ -21,7 +21,8 @@ Modes (chosen once per run from durability and what the saver supports):
   rides with the step's checkpoint (a crash in between loses no finished step: the
   checkpoint is not there either, and only that last task runs again).
 * "writer" (durability "async" and the saver has `writer()`): every operation goes to a
-  group-commit writer as soon as the loop produces it: the saver's long-lived
+  group-commit writer as soon as the loop produces it (except that, as in "batch", the
+  writes of a step's last task to finish go with the step's checkpoint): the saver's long-lived
   `shared_writer()` when it has one (shared by all its runs), else a per-run `writer()`.
   The writer commits in submission order, several checkpoints per transaction, so a
   checkpoint is never visible before the writes submitted ahead of it. The run's
@@ -297,8 +298,13 @@ class SaverSession:
         if self.mode == "batch":
             self.buffer.append(item)
             return None
-        if self.mode == "writer":
-            self.submit([item])
+        if self.mode == "writer":  # (with the step's last task's writes, if any)
+            if self.buffer:
+                items, self.buffer = self.buffer, []
+                items.append(item)
+                self.submit(items)
+            else:
+                self.submit([item])
             return None
         return [item]
 
@@ -307,7 +313,7 @@ class SaverSession:
         runs); returns the items to commit now, or None."""
         self.check()
         items = [self.to_item(op) for op in ops]
-        if self.mode == "batch" and last:
+        if self.mode != "plain" and last:  # they ride with the step's checkpoint
             self.buffer.extend(items)
             return None
         if self.mode == "writer":
@@ -364,6 +370,9 @@ class SaverSession:
         """A nested run's end: its pending commits become its root run's to wait for."""
         if self.root is None:
             return False
+        items = self.take()
+        if items:
+            self.submit(items)
         self.check()
         return True
 
@@ -448,7 +457,10 @@ class SaverSession:
         """Commit what is buffered; raise a writer failure seen so far."""
         items = self.take()
         if items:
-            self.commit(items)
+            if self.mode == "writer":
+                self.submit(items)
+            else:
+                self.commit(items)
         else:
             self.check()
 
@@ -518,7 +530,10 @@ class SaverSession:
             await self.await_inflight()
         items = self.take()
         if items:
-            await self.acommit(items)
+            if self.mode == "writer":
+                self.submit(items)
+            else:
+                await self.acommit(items)
         else:
             self.check()
 
