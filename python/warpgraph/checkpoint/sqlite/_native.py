@@ -34,6 +34,9 @@ from warpgraph.checkpoint.sqlite._bulk import (
 )
 
 ENV_SWITCH = "WARPGRAPH_SQLITE_NATIVE_WRITER"
+_forked = [False]  # set in a forked child: only then compare pids (getpid is a syscall)
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=lambda: _forked.__setitem__(0, True))
 
 
 def _seconds(name: str, default: float) -> float:
@@ -195,7 +198,7 @@ class NativeGroupCommitWriter(WriterApi):
         self._push(ops, sink, False)
 
     def _push(self, ops: list[PutOp | WritesOp], target: Any, want_result: bool) -> None:
-        if os.getpid() != self._pid:
+        if _forked[0] and os.getpid() != self._pid:
             raise RuntimeError(
                 f"this SQLite writer's thread runs in process {self._pid}, not in this "
                 "forked one (open the saver again in the child)"
