@@ -56,6 +56,8 @@ struct Entry {
     /// The target is a future, resolved on success with `result` (None: Python's None).
     notify: bool,
     result: Option<Py<PyAny>>,
+    /// The pushed item: it holds the str and bytes objects the rows borrow (`values`).
+    _keep: Py<PyAny>,
 }
 
 #[derive(Default)]
@@ -272,6 +274,9 @@ impl Drop for SqliteWriter {
     }
 }
 
+/// # Safety (of the rows it borrows)
+/// The entry keeps `item` alive, and with it every str and bytes object its rows borrow;
+/// those are immutable.
 fn entry(item: &Bound<'_, PyTuple>) -> PyResult<Entry> {
     let kind = item.get_item(0)?;
     let kind = kind.cast::<PyString>()?.to_str()?;
@@ -305,6 +310,7 @@ fn entry(item: &Bound<'_, PyTuple>) -> PyResult<Entry> {
                 target: opt(8)?,
                 notify: item.get_item(9)?.is_truthy()?,
                 result: opt(10)?,
+                _keep: item.clone().into_any().unbind(),
             })
         }
         "writes" => {
@@ -321,6 +327,7 @@ fn entry(item: &Bound<'_, PyTuple>) -> PyResult<Entry> {
                 target: opt(5)?,
                 notify: item.get_item(6)?.is_truthy()?,
                 result: None,
+                _keep: item.clone().into_any().unbind(),
             })
         }
         "marker" => Ok(Entry {
@@ -330,6 +337,7 @@ fn entry(item: &Bound<'_, PyTuple>) -> PyResult<Entry> {
             target: opt(2)?,
             notify: true,
             result: None,
+            _keep: item.clone().into_any().unbind(),
         }),
         other => Err(PyTypeError::new_err(format!(
             "unknown writer item {other:?}"
@@ -352,11 +360,14 @@ fn values(row: &Bound<'_, PyAny>) -> PyResult<Vec<Value>> {
         out.push(if v.is_none() {
             Value::Null
         } else if let Ok(s) = v.cast_exact::<PyString>() {
-            Value::Text(s.to_str()?.to_owned())
-        } else if let Ok(b) = v.cast_exact::<PyByteArray>() {
-            Value::Blob(b.to_vec())
+            // SAFETY: an exact str is immutable and its UTF-8 form (cached in the object)
+            // lives as long as it does; the entry keeps the row, hence the str, alive
+            unsafe { Value::borrowed(s.to_str()?.as_bytes(), true) }
         } else if let Ok(b) = v.cast_exact::<PyBytes>() {
-            Value::Blob(b.as_bytes().to_vec())
+            // SAFETY: as above, for an exact (immutable) bytes object
+            unsafe { Value::borrowed(b.as_bytes(), false) }
+        } else if let Ok(b) = v.cast_exact::<PyByteArray>() {
+            Value::Blob(b.to_vec()) // (mutable: copied)
         } else if v.is_exact_instance_of::<PyInt>() {
             Value::Int(v.extract()?)
         } else {

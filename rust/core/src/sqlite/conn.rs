@@ -16,6 +16,32 @@ pub enum Value {
     Int(i64),
     Text(String),
     Blob(Vec<u8>),
+    /// Text (UTF-8) or blob bytes owned elsewhere (e.g. by an immutable Python object the
+    /// embedder keeps alive): see [`Value::borrowed`].
+    Borrowed {
+        ptr: *const u8,
+        len: usize,
+        text: bool,
+    },
+}
+
+// SAFETY: a `Borrowed` value is only read, and `Value::borrowed`'s caller keeps its bytes
+// valid and unchanged while the value exists, whichever thread holds it
+unsafe impl Send for Value {}
+
+impl Value {
+    /// Bytes that are not copied.
+    ///
+    /// # Safety
+    /// `bytes` must stay valid and unchanged for as long as the value (or a clone of it)
+    /// exists; with `text`, they must be UTF-8.
+    pub unsafe fn borrowed(bytes: &[u8], text: bool) -> Value {
+        Value::Borrowed {
+            ptr: bytes.as_ptr(),
+            len: bytes.len(),
+            text,
+        }
+    }
 }
 
 /// A failed SQLite call: its result code and the connection's message.
@@ -232,6 +258,12 @@ impl Connection {
                         Ok(n) => {
                             (api.sqlite3_bind_blob)(raw, i, b.as_ptr().cast::<c_void>(), n, None)
                         }
+                        Err(_) => 18,
+                    },
+                    // (borrowed bytes: valid while the value exists, see `Value::borrowed`)
+                    Value::Borrowed { ptr, len, text } => match c_int::try_from(*len) {
+                        Ok(n) if *text => (api.sqlite3_bind_text)(raw, i, ptr.cast(), n, None),
+                        Ok(n) => (api.sqlite3_bind_blob)(raw, i, ptr.cast(), n, None),
                         Err(_) => 18,
                     },
                 }

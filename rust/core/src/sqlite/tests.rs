@@ -232,3 +232,33 @@ fn the_log_is_checkpointed_when_the_owner_says_so() {
     );
     assert_eq!(db.count("cp").as_deref(), Some("21"));
 }
+
+#[test]
+fn borrowed_bytes_bind_like_owned_ones() {
+    let db = Db::new("borrowed");
+    let mut w = db.writer();
+    let (text, blob) = (String::from("b"), vec![9u8, 8]);
+    let mut op = put(1, "b", None, None);
+    // SAFETY: `text` and `blob` outlive the op and are not changed meanwhile
+    op.checkpoint.as_mut().unwrap()[2] = unsafe { Value::borrowed(text.as_bytes(), true) };
+    op.rows[0].1[3] = unsafe { Value::borrowed(&blob, false) };
+    op.rows.push((
+        Table::Blob,
+        vec![t("t"), t("e"), t("b"), unsafe {
+            Value::borrowed(&[], false)
+        }],
+    ));
+    w.commit(&[op]).unwrap();
+    let mut conn = db.open();
+    let q = conn
+        .prepare("SELECT group_concat(quote(body), ' ') FROM blobs")
+        .unwrap();
+    assert_eq!(
+        conn.query_text(q, &[]).unwrap().as_deref(),
+        Some("X'0908' X''")
+    );
+    let q = conn
+        .prepare("SELECT typeof(id) || ':' || id FROM cp")
+        .unwrap();
+    assert_eq!(conn.query_text(q, &[]).unwrap().as_deref(), Some("text:b"));
+}
