@@ -206,6 +206,11 @@ class Engine:
     ) -> tuple[str, dict[str, Any], bytes | None, dict[str, Any]]:
         """``(uuid6(step), checkpoint, envelope, new_versions(previous))`` in one call
         (``create_checkpoint_packed`` with ``utc_now()``)."""
+    def next_checkpoint(
+        self, step: int, updated_channels: list[str] | None, previous: dict[str, Any]
+    ) -> tuple[str, dict[str, Any], dict[str, Any]]:
+        """``(uuid6(step), checkpoint, new_versions(previous))`` in one call
+        (``create_checkpoint`` with ``utc_now()``)."""
     def new_versions(self, previous: dict[str, Any]) -> dict[str, Any]: ...
 
 # --- the SQLite saver's native group-commit writer (sqlite/_native.py) -------------------

@@ -668,6 +668,10 @@ class PregelLoop:
             self.checkpoint_id, cp, envelope, new_versions = self.engine.next_checkpoint_packed(
                 self.step, self._cp_updated, self.checkpoint_previous_versions
             )
+        elif do_cp and not exiting:  # id, checkpoint, new versions: one crossing
+            self.checkpoint_id, cp, new_versions = self.engine.next_checkpoint(
+                self.step, self._cp_updated, self.checkpoint_previous_versions
+            )
         elif not exiting:
             self.checkpoint_id = _engine.uuid6(self.step)
         if do_cp:

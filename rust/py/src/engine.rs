@@ -506,6 +506,23 @@ impl Engine {
         Ok((id, cp, envelope, new))
     }
 
+    /// A step's checkpoint in one crossing: `(checkpoint_id, checkpoint, new_versions)` =
+    /// `uuid6(step)`, `create_checkpoint(id, utc_now(), updated_channels)` and
+    /// `new_versions(previous)`.
+    fn next_checkpoint<'py>(
+        &mut self,
+        py: Python<'py>,
+        step: i64,
+        updated_channels: Option<&Bound<'py, PyAny>>,
+        previous: &Bound<'py, PyAny>,
+    ) -> PyResult<(String, Bound<'py, PyDict>, Bound<'py, PyDict>)> {
+        let id = warpgraph_core::uuid6::uuid6(Some(step));
+        let ts = warpgraph_core::clock::utc_now_iso();
+        let cp = self.create_checkpoint(py, &id, &ts, updated_channels)?;
+        let new = self.new_versions(py, previous)?;
+        Ok((id, cp, new))
+    }
+
     /// get_new_channel_versions(previous, current channel_versions).
     fn new_versions<'py>(
         &mut self,
