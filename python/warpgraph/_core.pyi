@@ -201,16 +201,16 @@ class Engine:
     ) -> tuple[dict[str, Any], bytes | None]:
         """``create_checkpoint`` and its envelope (``pack_checkpoint_envelope``'s bytes for
         it), encoded in the same call; None when that fast path does not apply."""
-    def next_checkpoint_packed(
-        self, step: int, updated_channels: list[str] | None, previous: dict[str, Any]
-    ) -> tuple[str, dict[str, Any], bytes | None, dict[str, Any]]:
-        """``(uuid6(step), checkpoint, envelope, new_versions(previous))`` in one call
-        (``create_checkpoint_packed`` with ``utc_now()``)."""
     def next_checkpoint(
-        self, step: int, updated_channels: list[str] | None, previous: dict[str, Any]
-    ) -> tuple[str, dict[str, Any], dict[str, Any]]:
-        """``(uuid6(step), checkpoint, new_versions(previous))`` in one call
-        (``create_checkpoint`` with ``utc_now()``)."""
+        self,
+        step: int,
+        updated_channels: list[str] | None,
+        previous: dict[str, Any],
+        envelope: bool = True,
+    ) -> tuple[str, dict[str, Any], bytes | None, dict[str, Any]]:
+        """``(uuid6(step), checkpoint, envelope, new_versions(previous))`` in one call:
+        ``create_checkpoint_packed`` with ``utc_now()`` (``envelope=False``:
+        ``create_checkpoint``, and None)."""
     def new_versions(self, previous: dict[str, Any]) -> dict[str, Any]: ...
 
 # --- the SQLite saver's native group-commit writer (sqlite/_native.py) -------------------

@@ -328,8 +328,12 @@ class Engine:
         """(the checkpoint, None): the saver encodes the envelope itself."""
         return self.create_checkpoint(checkpoint_id, ts, updated_channels), None
 
-    def next_checkpoint_packed(
-        self, step: int, updated_channels: list[str] | None, previous: dict
+    def next_checkpoint(
+        self,
+        step: int,
+        updated_channels: list[str] | None,
+        previous: dict,
+        envelope: bool = True,
     ) -> tuple[str, dict, None, dict]:
         from warpgraph import _core
 

@@ -664,13 +664,9 @@ class PregelLoop:
             return
         do_cp = exiting or self.durability != "exit"
         new_versions = envelope = None
-        if do_cp and not exiting and self.packed_puts:  # id, checkpoint, envelope: one crossing
-            self.checkpoint_id, cp, envelope, new_versions = self.engine.next_checkpoint_packed(
-                self.step, self._cp_updated, self.checkpoint_previous_versions
-            )
-        elif do_cp and not exiting:  # id, checkpoint, new versions: one crossing
-            self.checkpoint_id, cp, new_versions = self.engine.next_checkpoint(
-                self.step, self._cp_updated, self.checkpoint_previous_versions
+        if do_cp and not exiting:  # id, checkpoint (+ envelope), new versions: one crossing
+            self.checkpoint_id, cp, envelope, new_versions = self.engine.next_checkpoint(
+                self.step, self._cp_updated, self.checkpoint_previous_versions, self.packed_puts
             )
         elif not exiting:
             self.checkpoint_id = _engine.uuid6(self.step)

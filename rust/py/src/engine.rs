@@ -482,17 +482,19 @@ impl Engine {
         Ok((d, envelope))
     }
 
-    /// A step's checkpoint for a saver taking engine-encoded envelopes, in one crossing:
-    /// `(checkpoint_id, checkpoint, envelope, new_versions)` = `uuid6(step)`,
-    /// `create_checkpoint_packed(id, utc_now(), updated_channels)` and
-    /// `new_versions(previous)`.
+    /// A step's checkpoint in one crossing: `(checkpoint_id, checkpoint, envelope,
+    /// new_versions)` = `uuid6(step)`, `create_checkpoint_packed(id, utc_now(),
+    /// updated_channels)` (with `envelope`, for a saver taking engine-encoded envelopes;
+    /// else `create_checkpoint` and None) and `new_versions(previous)`.
     #[allow(clippy::type_complexity)]
-    fn next_checkpoint_packed<'py>(
+    #[pyo3(signature = (step, updated_channels, previous, envelope=true))]
+    fn next_checkpoint<'py>(
         &mut self,
         py: Python<'py>,
         step: i64,
         updated_channels: Option<&Bound<'py, PyAny>>,
         previous: &Bound<'py, PyAny>,
+        envelope: bool,
     ) -> PyResult<(
         String,
         Bound<'py, PyDict>,
@@ -501,26 +503,16 @@ impl Engine {
     )> {
         let id = warpgraph_core::uuid6::uuid6(Some(step));
         let ts = warpgraph_core::clock::utc_now_iso();
-        let (cp, envelope) = self.create_checkpoint_packed(py, &id, &ts, updated_channels)?;
+        let (cp, packed) = if envelope {
+            self.create_checkpoint_packed(py, &id, &ts, updated_channels)?
+        } else {
+            (
+                self.create_checkpoint(py, &id, &ts, updated_channels)?,
+                None,
+            )
+        };
         let new = self.new_versions(py, previous)?;
-        Ok((id, cp, envelope, new))
-    }
-
-    /// A step's checkpoint in one crossing: `(checkpoint_id, checkpoint, new_versions)` =
-    /// `uuid6(step)`, `create_checkpoint(id, utc_now(), updated_channels)` and
-    /// `new_versions(previous)`.
-    fn next_checkpoint<'py>(
-        &mut self,
-        py: Python<'py>,
-        step: i64,
-        updated_channels: Option<&Bound<'py, PyAny>>,
-        previous: &Bound<'py, PyAny>,
-    ) -> PyResult<(String, Bound<'py, PyDict>, Bound<'py, PyDict>)> {
-        let id = warpgraph_core::uuid6::uuid6(Some(step));
-        let ts = warpgraph_core::clock::utc_now_iso();
-        let cp = self.create_checkpoint(py, &id, &ts, updated_channels)?;
-        let new = self.new_versions(py, previous)?;
-        Ok((id, cp, new))
+        Ok((id, cp, packed, new))
     }
 
     /// get_new_channel_versions(previous, current channel_versions).
