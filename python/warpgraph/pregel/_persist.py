@@ -28,8 +28,8 @@ Modes (chosen once per run from durability and what the saver supports):
   checkpoint is never visible before the writes submitted ahead of it. The run's
   operations report to one `FailureSink` (no future per operation): a failed commit is
   raised at the run's next saver operation; the run's end (also on error or interrupt)
-  waits for everything it submitted (a marker future; a shared writer keeps running) and
-  raises the first failure.
+  waits for everything it submitted (the writer's `flush`, or a marker future under
+  asyncio; a shared writer keeps running) and raises the first failure.
   A nested run (a subgraph called by a task) on the same saver submits to its root run's
   writer and sink, and leaves the waiting to the root run.
 * "plain": one saver call per operation (LangGraph's savers, third-party savers).
@@ -299,12 +299,9 @@ class SaverSession:
             self.buffer.append(item)
             return None
         if self.mode == "writer":  # (with the step's last task's writes, if any)
-            if self.buffer:
-                items, self.buffer = self.buffer, []
-                items.append(item)
-                self.submit(items)
-            else:
-                self.submit([item])
+            self.buffer.append(item)
+            items, self.buffer = self.buffer, []
+            self.submit(items)
             return None
         return [item]
 
@@ -354,25 +351,13 @@ class SaverSession:
             self.failed = exc
             raise
 
-    def _end_writer(self) -> Any:
-        """The run's end in writer mode: a per-run writer is closed (it commits what it
-        holds); with the saver's shared writer, returns a future resolved once this run's
-        submissions are committed (other runs keep using the writer)."""
-        writer = self.writer
-        if writer is None:  # nothing submitted (the writer is taken on the first submission)
-            return None
-        if not self.shared:
-            writer.close()
-            return None
-        return writer.marker()
-
     def _hand_over(self) -> bool:
         """A nested run's end: its pending commits become its root run's to wait for."""
         if self.root is None:
             return False
         items = self.take()
         if items:
-            self.submit(items)
+            self.commit(items)
         self.check()
         return True
 
@@ -442,7 +427,11 @@ class SaverSession:
             self.saver.put_writes(*op[1:4])
 
     def commit(self, items: list) -> None:
-        """Commit `items` (one transaction when the saver batches)."""
+        """Commit `items` (one transaction when the saver batches; in writer mode: hand
+        them to the writer)."""
+        if self.mode == "writer":
+            self.submit(items)
+            return
         try:
             if self.mode != "plain":  # what `calls` gives, without building it
                 self.saver.put_batch(items)
@@ -457,10 +446,7 @@ class SaverSession:
         """Commit what is buffered; raise a writer failure seen so far."""
         items = self.take()
         if items:
-            if self.mode == "writer":
-                self.submit(items)
-            else:
-                self.commit(items)
+            self.commit(items)
         else:
             self.check()
 
@@ -495,6 +481,9 @@ class SaverSession:
     # --- async executor ---------------------------------------------------------------
     async def acommit(self, items: list) -> None:
         """Async twin of `commit`."""
+        if self.mode == "writer":
+            self.submit(items)
+            return
         try:
             if self.mode != "plain":
                 await self.saver.aput_batch(items)
@@ -530,10 +519,7 @@ class SaverSession:
             await self.await_inflight()
         items = self.take()
         if items:
-            if self.mode == "writer":
-                self.submit(items)
-            else:
-                await self.acommit(items)
+            await self.acommit(items)
         else:
             self.check()
 
@@ -556,11 +542,10 @@ class SaverSession:
         try:
             await self.aflush()
         finally:
-            if self.writer is not None and not self.shared:
+            writer = self.writer
+            if writer is not None and not self.shared:
                 # the writer's commits may need this event loop (aiosqlite): wait off-loop
-                await asyncio.to_thread(self.writer.close)
-            else:
-                done = self._end_writer()
-                if done is not None:
-                    await asyncio.wrap_future(done)
+                await asyncio.to_thread(writer.close)
+            elif writer is not None:  # this run's submissions committed; the writer goes on
+                await asyncio.wrap_future(writer.marker())
         self.check()

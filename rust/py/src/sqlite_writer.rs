@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use pyo3::exceptions::{PyBaseException, PyRuntimeError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyInt, PyList, PyString, PyTuple};
-use warpgraph_core::sqlite::{Api, BatchWriter, Connection, Fence, Op, Sql, Table, Value};
+use warpgraph_core::sqlite::{Api, BatchWriter, Connection, Op, Sql, Table, Value};
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<SqliteWriter>()?;
@@ -88,6 +88,33 @@ impl Shared {
     }
 }
 
+/// Waits on `signal` while `cond` holds, at most `limit` (None: no limit).
+fn wait_while<'a>(
+    signal: &Condvar,
+    state: MutexGuard<'a, State>,
+    limit: Option<Duration>,
+    cond: impl FnMut(&mut State) -> bool,
+) -> MutexGuard<'a, State> {
+    match limit {
+        None => signal
+            .wait_while(state, cond)
+            .unwrap_or_else(|e| e.into_inner()),
+        Some(d) => {
+            let got = signal.wait_timeout_while(state, d, cond);
+            got.unwrap_or_else(|e| e.into_inner()).0
+        }
+    }
+}
+
+/// `v` seconds as a duration, or a ValueError naming `name`.
+fn seconds(name: &str, v: f64) -> PyResult<Duration> {
+    Duration::try_from_secs_f64(v).map_err(|_| {
+        pyo3::exceptions::PyValueError::new_err(format!(
+            "{name} must be a number of seconds >= 0, not {v}"
+        ))
+    })
+}
+
 #[pyclass(module = "warpgraph._core", frozen)]
 pub struct SqliteWriter {
     shared: Arc<Shared>,
@@ -121,13 +148,6 @@ impl SqliteWriter {
                 "max_batch must be >= 1, not {max_batch}"
             )));
         }
-        let seconds = |name: &str, v: f64| {
-            Duration::try_from_secs_f64(v).map_err(|_| {
-                pyo3::exceptions::PyValueError::new_err(format!(
-                    "{name} must be a number of seconds >= 0, not {v}"
-                ))
-            })
-        };
         let timing = Timing {
             linger: seconds("linger", linger)?,
             window: seconds("window", window)?,
@@ -201,27 +221,11 @@ impl SqliteWriter {
     /// timeout (seconds; None: no limit) or when the thread ended before.
     #[pyo3(signature = (seq, timeout=None))]
     fn wait(&self, py: Python<'_>, seq: u64, timeout: Option<f64>) -> PyResult<bool> {
-        let limit = timeout
-            .map(|t| {
-                Duration::try_from_secs_f64(t).map_err(|_| {
-                    pyo3::exceptions::PyValueError::new_err(format!("bad timeout {t}"))
-                })
-            })
-            .transpose()?;
+        let limit = timeout.map(|t| seconds("timeout", t)).transpose()?;
         let shared = &self.shared;
         Ok(py.detach(|| {
             let pending = |s: &mut State| s.committed < seq && !s.ended;
-            let state = shared.lock();
-            let state = match limit {
-                None => shared
-                    .done
-                    .wait_while(state, pending)
-                    .unwrap_or_else(|e| e.into_inner()),
-                Some(d) => {
-                    let got = shared.done.wait_timeout_while(state, d, pending);
-                    got.unwrap_or_else(|e| e.into_inner()).0
-                }
-            };
+            let state = wait_while(&shared.done, shared.lock(), limit, pending);
             state.committed >= seq
         }))
     }
@@ -287,13 +291,8 @@ fn entry(item: &Bound<'_, PyTuple>) -> PyResult<Entry> {
     };
     match kind {
         "put" => {
-            let fence = if item.get_item(2)?.is_truthy()? {
-                let row = item.get_item(4)?;
-                Some(Fence {
-                    thread: row.get_item(0)?.extract()?,
-                    ns: row.get_item(1)?.extract()?,
-                    expected: item.get_item(3)?.extract()?,
-                })
+            let expected_head = if item.get_item(2)?.is_truthy()? {
+                Some(item.get_item(3)?.extract()?)
             } else {
                 None
             };
@@ -301,8 +300,8 @@ fn entry(item: &Bound<'_, PyTuple>) -> PyResult<Entry> {
                 seq,
                 op: Some(Op {
                     seq,
-                    fence,
                     checkpoint: Some(values(&item.get_item(4)?)?),
+                    expected_head,
                     rows: rows(&item.get_item(5)?, Table::Blob)?,
                     depends_on: item.get_item(6)?.extract()?,
                 }),
@@ -410,16 +409,7 @@ fn run(shared: &Shared, mut writer: BatchWriter, fallback: &Py<PyAny>, timing: &
                         .map(|t| timing.linger.min(timing.window.saturating_sub(t.elapsed())));
                     state.idle = started.is_none();
                     let empty = |s: &mut State| s.queue.is_empty() && !s.closed;
-                    state = match wait {
-                        None => shared
-                            .work
-                            .wait_while(state, empty)
-                            .unwrap_or_else(|e| e.into_inner()),
-                        Some(d) => {
-                            let got = shared.work.wait_timeout_while(state, d, empty);
-                            got.unwrap_or_else(|e| e.into_inner()).0
-                        }
-                    };
+                    state = wait_while(&shared.work, state, wait, empty);
                     state.idle = false;
                 }
                 let n = state

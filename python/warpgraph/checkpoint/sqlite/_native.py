@@ -150,7 +150,6 @@ class NativeGroupCommitWriter(WriterApi):
         self.max_batch = max_batch
         self.owner: Any = None  # what must stay alive while the writer runs (its saver)
         self._seq = 0  # guarded by the saver's lock (seq order is queue order)
-        self._promoted = 0  # the `committed` seq the saver's cache has caught up with
         self._native = _core.SqliteWriter(
             library,
             path,
@@ -210,10 +209,7 @@ class NativeGroupCommitWriter(WriterApi):
             core = saver._core
             if core.serde is not saver.serde or not saver.is_setup:
                 core = saver._core_for(saver.conn)
-            committed = self._native.committed
-            if committed != self._promoted:
-                core.promote(committed)
-                self._promoted = committed
+            core.promote(self._native.committed)
             seq = self._seq
             items = []
             try:

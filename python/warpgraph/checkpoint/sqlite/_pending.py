@@ -26,11 +26,9 @@ Key = tuple[str, str, str]
 
 
 class PendingStatesMixin:
-    """Needs `prepare`, `encode_put`, `run_steps`, `_states` and `cache_size`."""
+    """Needs `prepare`, `encode_put`, `run_steps` and `_remember`."""
 
     _pending: dict[Key, tuple[int, VersionsState]]
-    _states: Any
-    cache_size: int
 
     def native_item(
         self,
@@ -70,17 +68,13 @@ class PendingStatesMixin:
     def promote(self, committed: int) -> None:
         """Move the pending states of operations up to seq `committed` to the cache."""
         pending = self._pending
-        states = self._states
         while pending:
             key = next(iter(pending))
             seq, state = pending[key]
             if seq > committed:
                 return
             del pending[key]
-            states[key] = state
-            states.move_to_end(key)
-            if len(states) > self.cache_size:
-                states.popitem(last=False)
+            self._remember(key, state)  # type: ignore[attr-defined]
 
     def forget_pending(self, keys: Sequence[Key]) -> None:
         for key in keys:

@@ -29,22 +29,17 @@ pub enum Table {
     WriteReplace,
 }
 
-/// A put's condition: the (thread, ns) head must be `expected` (None: no checkpoint yet).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Fence {
-    pub thread: String,
-    pub ns: String,
-    pub expected: Option<String>,
-}
-
 /// One queued operation's rows.
 #[derive(Debug, Clone, Default)]
 pub struct Op {
     /// Submission number (unique, increasing).
     pub seq: u64,
-    pub fence: Option<Fence>,
-    /// A put's checkpoint row (it must insert a row: an existing id needs the general path).
+    /// A put's checkpoint row (it must insert a row: an existing id needs the general path);
+    /// its first two values are the (thread, ns) the checkpoint belongs to.
     pub checkpoint: Option<Vec<Value>>,
+    /// A put's condition: the head of its (thread, ns) must be this checkpoint id (None:
+    /// no checkpoint yet); no condition when absent.
+    pub expected_head: Option<Option<String>>,
     pub rows: Vec<(Table, Vec<Value>)>,
     /// The operation whose not yet committed result this one was encoded against: when
     /// that one failed, this one needs the general path too.
@@ -127,11 +122,6 @@ impl BatchWriter {
         Ok(self.conn.execute("BEGIN IMMEDIATE")?)
     }
 
-    /// Inserts `ops`' rows in the open transaction; on an error the caller rolls back.
-    pub fn insert(&mut self, ops: &[Op]) -> Result<(), Fallback> {
-        self.insert_all(ops)
-    }
-
     /// Commits the open transaction; on an error the caller rolls back.
     pub fn finish(&mut self) -> Result<(), Fallback> {
         Ok(self.conn.execute("COMMIT")?)
@@ -142,19 +132,20 @@ impl BatchWriter {
         let _ = self.conn.execute("ROLLBACK");
     }
 
-    fn insert_all(&mut self, ops: &[Op]) -> Result<(), Fallback> {
+    /// Inserts `ops`' rows in the open transaction; on an error the caller rolls back.
+    pub fn insert(&mut self, ops: &[Op]) -> Result<(), Fallback> {
         for op in ops {
             if op.depends_on.is_some_and(|d| self.failed.contains(&d)) {
                 return Err(Fallback::Dependency(op.seq));
             }
-            if let Some(f) = &op.fence {
-                // read inside the transaction: sees this batch's own inserts
-                let params = [Value::Text(f.thread.clone()), Value::Text(f.ns.clone())];
-                if self.conn.query_text(self.head, &params)? != f.expected {
-                    return Err(Fallback::Conflict(op.seq));
-                }
-            }
             if let Some(row) = &op.checkpoint {
+                if let Some(expected) = &op.expected_head {
+                    // read inside the transaction: sees this batch's own inserts
+                    let key = row.get(..2).unwrap_or_default();
+                    if self.conn.query_text(self.head, key)? != *expected {
+                        return Err(Fallback::Conflict(op.seq));
+                    }
+                }
                 if self.conn.run(self.checkpoint, row)? != 1 {
                     return Err(Fallback::StoredAlready(op.seq));
                 }

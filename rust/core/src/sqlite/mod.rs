@@ -6,7 +6,7 @@ pub mod batch;
 pub mod conn;
 pub mod ffi;
 
-pub use batch::{BatchWriter, Fallback, Fence, Op, Sql, Table};
+pub use batch::{BatchWriter, Fallback, Op, Sql, Table};
 pub use conn::{Connection, SqlError, Value};
 pub use ffi::Api;
 

@@ -78,11 +78,7 @@ impl Drop for Db {
 fn put(seq: u64, id: &str, parent: Option<&str>, expected: Option<Option<&str>>) -> Op {
     Op {
         seq,
-        fence: expected.map(|e| Fence {
-            thread: "t".into(),
-            ns: String::new(),
-            expected: e.map(str::to_owned),
-        }),
+        expected_head: expected.map(|e| e.map(str::to_owned)),
         checkpoint: Some(vec![
             t("t"),
             t(""),
