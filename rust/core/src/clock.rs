@@ -18,16 +18,49 @@ pub fn civil_from_days(days: i64) -> (i64, u32, u32) {
 }
 
 /// Python's `datetime.fromtimestamp(secs + micros / 1e6, timezone.utc).isoformat()`:
-/// `YYYY-MM-DDTHH:MM:SS[.ffffff]+00:00` (the fraction only when not zero).
+/// `YYYY-MM-DDTHH:MM:SS[.ffffff]+00:00` (the fraction only when not zero). Years outside
+/// 0..=9999 (which `datetime` cannot hold) are written with as many digits as they need.
 pub fn iso_utc(secs: i64, micros: u32) -> String {
     let (y, m, d) = civil_from_days(secs.div_euclid(86_400));
     let s = secs.rem_euclid(86_400);
-    let (hh, mm, ss) = (s / 3_600, s % 3_600 / 60, s % 60);
-    if micros == 0 {
-        format!("{y:04}-{m:02}-{d:02}T{hh:02}:{mm:02}:{ss:02}+00:00")
-    } else {
-        format!("{y:04}-{m:02}-{d:02}T{hh:02}:{mm:02}:{ss:02}.{micros:06}+00:00")
+    if !(0..=9999).contains(&y) {
+        let (hh, mm, ss) = (s / 3_600, s % 3_600 / 60, s % 60);
+        let frac = if micros == 0 {
+            String::new()
+        } else {
+            format!(".{micros:06}")
+        };
+        return format!("{y:04}-{m:02}-{d:02}T{hh:02}:{mm:02}:{ss:02}{frac}+00:00");
     }
+    // digits written straight into a buffer: `format!` costs several times more, and a
+    // checkpoint timestamp is made per super-step
+    let mut buf = [0u8; 32];
+    let mut n = 0;
+    let mut put = |v: u64, width: u32, sep: u8| {
+        for i in (0..width).rev() {
+            buf[n] = b'0' + (v / 10u64.pow(i) % 10) as u8;
+            n += 1;
+        }
+        if sep != 0 {
+            buf[n] = sep;
+            n += 1;
+        }
+    };
+    put(y as u64, 4, b'-');
+    put(u64::from(m), 2, b'-');
+    put(u64::from(d), 2, b'T');
+    put((s / 3_600) as u64, 2, b':');
+    put((s % 3_600 / 60) as u64, 2, b':');
+    if micros == 0 {
+        put((s % 60) as u64, 2, 0);
+    } else {
+        put((s % 60) as u64, 2, b'.');
+        put(u64::from(micros), 6, 0);
+    }
+    let mut out = String::with_capacity(n + 6);
+    out.push_str(std::str::from_utf8(&buf[..n]).expect("ascii digits"));
+    out.push_str("+00:00");
+    out
 }
 
 /// The current time as [`iso_utc`] formats it (microseconds rounded down, as
@@ -54,6 +87,15 @@ mod tests {
         );
         assert_eq!(iso_utc(4_107_542_400, 0), "2100-03-01T00:00:00+00:00");
         assert_eq!(iso_utc(-1, 500_000), "1969-12-31T23:59:59.500000+00:00");
+        assert_eq!(
+            iso_utc(253_402_300_799, 999_999),
+            "9999-12-31T23:59:59.999999+00:00"
+        );
+        assert_eq!(iso_utc(-62_135_596_800, 0), "0001-01-01T00:00:00+00:00");
+        assert_eq!(
+            iso_utc(1_764_504_000, 10),
+            "2025-11-30T12:00:00.000010+00:00"
+        );
     }
 
     #[test]

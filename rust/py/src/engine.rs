@@ -563,15 +563,27 @@ impl Engine {
         d.set_item(intern!(py, "channel_versions"), versions)?;
         d.set_item(intern!(py, "versions_seen"), seen)?;
         match updated_channels.filter(|u| !u.is_none()) {
-            Some(u) => {
-                let mut names = str_list(u, "updated_channels")?;
-                names.sort();
-                d.set_item(intern!(py, "updated_channels"), names)?;
-            }
+            Some(u) => d.set_item(intern!(py, "updated_channels"), sorted_names(u)?)?,
             None => d.set_item(intern!(py, "updated_channels"), py.None())?,
         }
         Ok(d)
     }
+}
+
+/// A new sorted list of the channel names `u`. An exact list of exact str (what the loop
+/// passes) is copied and sorted by CPython, without a round trip through Rust strings;
+/// anything else is checked by `str_list`. (Both orders are by code point.)
+fn sorted_names<'py>(u: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
+    if let Ok(list) = u.cast_exact::<PyList>() {
+        if list.iter().all(|n| n.is_exact_instance_of::<PyString>()) {
+            let copy = PyList::new(u.py(), list.iter())?;
+            copy.sort()?;
+            return Ok(copy);
+        }
+    }
+    let mut names = str_list(u, "updated_channels")?;
+    names.sort();
+    PyList::new(u.py(), names)
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
