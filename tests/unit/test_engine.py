@@ -529,6 +529,12 @@ def test_read_fresh_writes_and_empty_channel() -> None:
         e.read("nope")
     # In a list, names that are not channels (managed values) are skipped.
     assert e.read(["a", "nope"]) == {"a": "v"}
+    assert e.read(["nope", "a"], [("nope", 1), ("a", "w")]) == {"a": "w"}
+    for fresh in (None, [("a", "w")]):
+        with pytest.raises(TypeError, match="select: expected str, got 3"):
+            e.read(["a", 3], fresh)
+        with pytest.raises(TypeError, match="select must be a sequence of str"):
+            e.read(3, fresh)
     assert e.is_available("a") and not e.is_available("nope")
 
 

@@ -248,7 +248,10 @@ def test_task_ids_match() -> None:
 
 
 @pytest.mark.skipif(WGSend is None, reason="warpgraph.types not available yet")
-@pytest.mark.parametrize("select", [["a", "sum", "top", "e"], "sum", ["lst"]])
+@pytest.mark.parametrize(
+    "select",
+    [["a", "sum", "top", "e"], "sum", ["lst"], ["sum", "a", "sum"], ("lst", "sum"), []],
+)
 def test_fresh_read_matches_local_read(select) -> None:
     first = [("a", 1), ("sum", 5), ("top", 1), ("e", 3)]
     fresh = [("sum", 2), ("a", 7), ("zz", 1), ("lst", [4])]

@@ -204,21 +204,11 @@ impl Engine {
         if no_fresh && !select.is_instance_of::<PyString>() {
             return self.read_many(py, select);
         }
-        let single = select
-            .cast::<PyString>()
-            .ok()
-            .map(|s| s.to_str().map(str::to_owned))
-            .transpose()?;
-        // A list skips names that are not channels (managed values, added by the caller).
-        let (names, idx): (Vec<String>, Vec<usize>) = match &single {
-            Some(s) => (vec![s.clone()], vec![self.channel(s)?]),
-            None => str_list(select, "select")?
-                .into_iter()
-                .filter_map(|n| {
-                    let c = self.spec.graph.index.get(n.as_str()).copied();
-                    c.map(|c| (n, c))
-                })
-                .unzip(),
+        let single = select.cast::<PyString>().ok();
+        // A sequence skips names that are not channels (managed values, added by the caller).
+        let idx = match single {
+            Some(s) => vec![self.channel(s.to_str()?)?],
+            None => self.select_indexes(select)?,
         };
         let mut fresh: Option<Vec<Vec<V>>> = None;
         if let Some(writes) = fresh_writes.filter(|w| !w.is_none()) {
@@ -226,9 +216,10 @@ impl Engine {
             for w in writes.try_iter()? {
                 let (chan, value): (Bound<'_, PyAny>, Bound<'_, PyAny>) = w?.extract()?;
                 if let Ok(chan) = chan.cast::<PyString>() {
-                    let chan = chan.to_str()?;
-                    for (j, n) in names.iter().enumerate() {
-                        if n == chan {
+                    // (a selected name is a channel's, so it equals `chan` iff their
+                    // channel indexes do)
+                    if let Some(&c) = self.spec.graph.index.get(chan.to_str()?) {
+                        for (j, _) in idx.iter().enumerate().filter(|(_, &i)| i == c) {
                             groups[j].push(value.clone().unbind());
                         }
                     }

@@ -129,15 +129,10 @@ impl Engine {
         }
     }
 
-    /// `read(select)` for a sequence `select` without fresh writes: `{name: value}` of the
-    /// available channels among `select` (names that are not channels are skipped).
-    pub(crate) fn read_many(
-        &self,
-        py: Python<'_>,
-        select: &Bound<'_, PyAny>,
-    ) -> PyResult<Py<PyAny>> {
+    /// The channel indexes of the names in `select` (a sequence of str; names that are not
+    /// channels are skipped), all checked before anything is read.
+    pub(crate) fn select_indexes(&self, select: &Bound<'_, PyAny>) -> PyResult<Vec<usize>> {
         const WHAT: &str = "select";
-        // All names are checked before anything is read.
         let mut idx: Vec<usize> = Vec::with_capacity(8);
         let mut push = |item: &Bound<'_, PyAny>| -> PyResult<()> {
             let Ok(s) = item.cast::<PyString>() else {
@@ -165,6 +160,17 @@ impl Engine {
                 }
             }
         }
+        Ok(idx)
+    }
+
+    /// `read(select)` for a sequence `select` without fresh writes: `{name: value}` of the
+    /// available channels among `select` (names that are not channels are skipped).
+    pub(crate) fn read_many(
+        &self,
+        py: Python<'_>,
+        select: &Bound<'_, PyAny>,
+    ) -> PyResult<Py<PyAny>> {
+        let idx = self.select_indexes(select)?;
         let out = PyDict::new(py);
         for &c in &idx {
             let v = match &self.run.states[c] {
