@@ -305,3 +305,30 @@ def test_a_forked_child_gets_a_clear_error_not_a_hang(path) -> None:
     assert proc.returncode == 0, proc.stderr.decode()[-2000:]
     assert proc.stdout.decode().split("\n")[:2] == ["child: True", "parent: ok"]
     assert len(_stored(path, "parent")) == 2 and _stored(path, "child") == []
+
+
+def test_promote_moves_committed_states_to_the_cache_in_seq_order() -> None:
+    """`promote`: states of committed ops join the version-state cache (oldest first, the
+    cache trimmed to its size); later ones stay pending, and `_cached` sees both."""
+    from warpgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+    from warpgraph.checkpoint.sqlite._store import SqliteCore
+
+    core = SqliteCore(JsonPlusSerializer(), cache_size=3)
+    states = {("t", "", f"c{i}"): object() for i in range(6)}
+    for seq, (key, state) in enumerate(states.items(), start=1):
+        core._pending[key] = (seq, state)  # type: ignore[assignment]
+    keys = list(states)
+
+    core.promote(2)  # a prefix: one by one
+    assert list(core._states) == keys[:2]
+    assert list(core._pending) == keys[2:]
+    assert all(core._cached(k) is states[k] for k in keys)
+
+    core.promote(6)  # all that is left: at once, the cache trimmed to its oldest
+    assert core._pending == {}
+    assert list(core._states) == keys[3:]
+    assert all(core._states[k] is states[k] for k in keys[3:])
+    assert core._cached(keys[0]) is None
+
+    core.promote(7)  # nothing pending: nothing changes
+    assert list(core._states) == keys[3:]
