@@ -10,8 +10,9 @@ bumps every channel ("put_all") or one ("put_one"); put_writes stores 3 writes; 
 super-step: 3 writes + the next checkpoint (one transaction where the side allows it);
 get_tuple / list(limit=10) read a thread of 100 checkpoints with 9 pending writes on the
 head; "puts50" stores 50 checkpoints with 50 puts (a transaction each) and "group_commit"
-the same 50 through warpgraph's background writer (floor: one transaction; LangGraph: no
-batching, 50 puts again); both with synchronous=FULL (every commit is durable). The floor does the minimum for the
+the same 50 through warpgraph's group-commit writer (`shared_writer()`, the one graph runs
+use with durability="async"; floor: one transaction; LangGraph: no batching, 50 puts
+again); both with synchronous=FULL (every commit is durable). The floor does the minimum for the
 same bytes: serialize with the same serializer, plain INSERTs, one transaction per op.
 `test_bytes_per_checkpoint` reports stored bytes per checkpoint for a ~200 KB state where
 one small channel changes.
@@ -21,11 +22,15 @@ is a block of `OPS_PER_ROUND` consecutive ops (the reported time is per op), so 
 checkpoints SQLite runs every ~1000 pages written fall inside the rounds; with one op per
 round the median would leave them out, in proportion to how many pages a side writes (see
 benches/bench_graph_savers.py). Reads and the 50-checkpoint ops keep one call per round.
+The inputs of the write ops (checkpoints, configs, writes) are built before the timed runs:
+building one of the test's checkpoints costs about as much as the floor's whole put, and
+counting it on both sides would pull every ratio towards 1.
 """
 
 from __future__ import annotations
 
 import itertools
+import operator
 import sqlite3
 from typing import Any
 
@@ -38,6 +43,8 @@ from warpgraph.checkpoint.sqlite import SqliteSaver
 
 SIDES = ["warpgraph", "langgraph", "floor"]
 OPS_PER_ROUND = 50  # see the module doc (Timing)
+SINGLE_ROUNDS = 20
+BATCH_ROUNDS = 15
 _ids = itertools.count()
 SERDE = JsonPlusSerializer()
 
@@ -232,15 +239,32 @@ class Side:
         new = cp["channel_versions"] if all_changed else {"n0": cp["channel_versions"]["n0"]}
         return cp, new
 
-    def put(self, thread: str, config: dict | None, all_changed: bool) -> dict:
-        cp, new = self.next_checkpoint(all_changed)
-        return self.saver.put(config or _cfg(thread), cp, {"source": "loop", "step": self.n}, new)
+    def put_items(
+        self, thread: str, config: dict | None, all_changed: bool, n: int
+    ) -> list[tuple[dict, dict, dict, dict]]:
+        """`n` chained puts `(config, checkpoint, metadata, new_versions)`, each the parent
+        of the next; built before the timed runs, which then time only the saver."""
+        items = []
+        for _ in range(n):
+            cp, new = self.next_checkpoint(all_changed)
+            items.append((config or _cfg(thread), cp, {"source": "loop", "step": self.n}, new))
+            config = _cfg(thread, cp["id"])
+        return items
 
-    def step(self, config: dict) -> dict:
-        cp, new = self.next_checkpoint(False)
-        writes = [("n0", self.n), ("s0", "x" * 20), ("s1", "y")]
-        task = f"task-{self.n}"
-        md = {"source": "loop", "step": self.n}
+    def put(self, thread: str, config: dict | None, all_changed: bool) -> dict:
+        (item,) = self.put_items(thread, config, all_changed, 1)
+        return self.saver.put(*item)
+
+    def step_items(self, thread: str, config: dict, n: int) -> list[tuple]:
+        """`n` chained super-steps `(config, writes, task_id, checkpoint, metadata,
+        new_versions)`: the task's 3 writes on `config`'s checkpoint, then the next one."""
+        return [
+            (cfg, [("n0", md["step"]), ("s0", "x" * 20), ("s1", "y")], f"task-{md['step']}", *rest)
+            for cfg, *rest in self.put_items(thread, config, False, n)
+            for md in [rest[1]]
+        ]
+
+    def step(self, config, writes, task, cp, md, new) -> Any:
         if self.name == "warpgraph":
             return self.saver.put_batch(
                 [WritesOp(config, writes, task), PutOp(config, cp, md, new)]
@@ -271,22 +295,32 @@ def test_bench_sqlite(benchmark, tmp_path, op, side) -> None:
     benchmark.extra_info.update(side=side, op=op)
     thread = f"th-{next(_ids)}"
     head = s.fill(thread) if op != "put_all" else None
-    state = {"config": head}
+    state: dict[str, Any] = {}
 
+    # every op's input is built before the timed runs (building a checkpoint costs about
+    # as much as the floor's put); a run takes the next one
+    single = op in ("put_all", "put_one", "put_writes", "step")
+    # (warm-up and timed rounds; pytest-benchmark then calls once more for the result)
+    calls = (1 + SINGLE_ROUNDS) * OPS_PER_ROUND + 1 if single else 2 + BATCH_ROUNDS
     if op in ("put_all", "put_one"):
+        inputs = s.put_items(thread, head, op == "put_all", calls)
+        todo = iter(inputs)
 
         def run():
-            state["config"] = s.put(thread, state["config"], op == "put_all")
+            s.saver.put(*next(todo))
     elif op == "put_writes":
+        writes = [("n0", 1), ("s0", "x" * 20), ("s1", "y")]
+        inputs = [(head, writes, f"task-{next(_ids)}") for _ in range(calls)]
+        todo = iter(inputs)
 
         def run():
-            s.saver.put_writes(
-                state["config"], [("n0", 1), ("s0", "x" * 20), ("s1", "y")], f"task-{next(_ids)}"
-            )
+            s.saver.put_writes(*next(todo))
     elif op == "step":
+        inputs = s.step_items(thread, head, calls)
+        todo = iter(inputs)
 
         def run():
-            state["config"] = s.step(state["config"])
+            s.step(*next(todo))
     elif op == "get_tuple":
 
         def run():
@@ -295,15 +329,16 @@ def test_bench_sqlite(benchmark, tmp_path, op, side) -> None:
 
         def run():
             return list(s.saver.list(_cfg(thread), limit=10))
-    else:
+    else:  # 50 chained checkpoints per run
+        inputs = []
+        config = head
+        for _ in range(calls):
+            inputs.append(s.put_items(thread, config, False, 50))
+            config = _cfg(thread, inputs[-1][-1][1]["id"])
+        todo = iter(inputs)
 
         def run():
-            items = []
-            config = state["config"] or _cfg(thread)
-            for _ in range(50):
-                cp, new = s.next_checkpoint(False)
-                items.append((config, cp, {"step": s.n}, new))
-                config = _cfg(thread, cp["id"])
+            items = next(todo)
             if op == "puts50":  # 50 durable puts, one transaction each
                 for item in items:
                     s.saver.put(*item)
@@ -316,17 +351,29 @@ def test_bench_sqlite(benchmark, tmp_path, op, side) -> None:
             else:
                 for item in items:
                     s.saver.put(*item)
-            state["config"] = config
 
-    writer = s.saver.writer() if op == "group_commit" and side == "warpgraph" else None
+    # the group-commit writer graph runs use with durability="async"
+    writer = s.saver.shared_writer() if op == "group_commit" and side == "warpgraph" else None
     if op in ("puts50", "group_commit"):  # a durable commit: fsync the WAL on each commit
         s.conn.execute("PRAGMA synchronous = FULL")
-    if op in ("put_all", "put_one", "put_writes", "step"):
-        result = benchmark.pedantic(run, rounds=20, iterations=OPS_PER_ROUND, warmup_rounds=1)
-    else:
+    if single:
+        result = benchmark.pedantic(
+            run, rounds=SINGLE_ROUNDS, iterations=OPS_PER_ROUND, warmup_rounds=1
+        )
+    elif op in ("get_tuple", "list10"):
         result = benchmark(run)
+    else:
+        result = benchmark.pedantic(run, rounds=BATCH_ROUNDS, iterations=1, warmup_rounds=1)
     if writer is not None:
-        writer.close()
+        writer.flush()
+    if op not in ("get_tuple", "list10"):  # what the last run stored is the head now
+        done = len(inputs) - operator.length_hint(todo)
+        last = inputs[done - 1]
+        if op not in ("put_all", "put_one", "step"):
+            last = last[-1] if op != "put_writes" else None
+        if last is not None:
+            cp, md = (last[3], last[4]) if op == "step" else (last[1], last[2])
+            state["values"], state["step"] = cp["channel_values"], md["step"]
     # check the side did the op correctly (first principles / against the reference)
     if op == "get_tuple":
         if side == "floor":
@@ -341,14 +388,20 @@ def test_bench_sqlite(benchmark, tmp_path, op, side) -> None:
         assert [t.metadata["step"] for t in result] == list(range(101, 91, -1))
     elif side != "floor":
         tup = s.saver.get_tuple(_cfg(thread))
-        assert tup.checkpoint["channel_values"] == s.values()
-        assert tup.metadata["step"] == s.n
+        if op == "put_writes":  # on the head `fill` made
+            assert tup.checkpoint["channel_values"] == _state(101)
+            task = inputs[done - 1][2]
+            assert all((task, *w) in tup.pending_writes for w in writes)
+        else:
+            assert tup.checkpoint["channel_values"] == state["values"]
+            assert tup.metadata["step"] == state["step"]
         if op == "step":
+            n = state["step"]
             parent = s.saver.get_tuple(tup.parent_config)
             assert parent.pending_writes[-3:] == [
-                (f"task-{s.n}", "n0", s.n),
-                (f"task-{s.n}", "s0", "x" * 20),
-                (f"task-{s.n}", "s1", "y"),
+                (f"task-{n}", "n0", n),
+                (f"task-{n}", "s0", "x" * 20),
+                (f"task-{n}", "s1", "y"),
             ]
 
 
