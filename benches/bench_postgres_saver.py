@@ -27,6 +27,7 @@ from __future__ import annotations
 import functools
 import itertools
 import json
+import operator
 import os
 import uuid
 from typing import Any
@@ -41,6 +42,37 @@ from warpgraph.checkpoint.postgres import PostgresSaver, PutOp, WritesOp
 
 SIDES = ["warpgraph", "langgraph", "floor"]
 _ids = itertools.count()
+# write ops: one op per round, their inputs built before the timed runs (see `_run_each`)
+WRITE_ROUNDS = 200
+WRITE_WARMUP = 10
+
+
+def _run_each(benchmark: Any, inputs: list, fn: Any) -> int:
+    """Time `fn(x)` for the inputs, one per round (warm-up rounds first); the test's own
+    input building (checkpoint dicts, ids) stays out of the timing. Returns how many
+    inputs were used (one when benchmarks are disabled)."""
+    todo = iter(inputs)
+    benchmark.pedantic(
+        lambda: fn(next(todo)),
+        rounds=len(inputs) - WRITE_WARMUP,
+        iterations=1,
+        warmup_rounds=WRITE_WARMUP,
+    )
+    return len(inputs) - operator.length_hint(todo)
+
+
+def _chain(thread: str, values: dict[str, Any], all_changed: bool) -> list[tuple]:
+    """Inputs of chained puts: (parent id, checkpoint, new versions, metadata)."""
+    out: list[tuple] = []
+    parent = None
+    for version in range(1, WRITE_ROUNDS + WRITE_WARMUP + 1):
+        first = parent is None
+        cp = _checkpoint(values, version, all_changed or first)
+        new = dict(cp["channel_versions"]) if all_changed or first else {"n0": version}
+        out.append((parent, cp, new, {"source": "loop", "step": version}))
+        parent = cp["id"]
+    return out
+
 
 FLOOR_SCHEMA = [
     """CREATE TABLE IF NOT EXISTS floor_checkpoints (thread_id TEXT, checkpoint_ns TEXT,
@@ -227,28 +259,21 @@ def test_put(benchmark, env, side: str, changed: str) -> None:
     benchmark.extra_info.update(side=side, op="put")
     thread = _new_thread(side)
     values = _state(1)
-    state: dict[str, Any] = {"parent": None, "version": 0}
+    inputs = _chain(thread, values, changed == "all")
 
-    def one() -> None:
-        state["version"] += 1
-        first = state["parent"] is None
-        cp = _checkpoint(values, state["version"], changed == "all" or first)
-        new = (
-            dict(cp["channel_versions"]) if changed == "all" or first else {"n0": state["version"]}
-        )
-        meta = {"source": "loop", "step": state["version"]}
+    def one(item: tuple) -> None:
+        parent, cp, new, meta = item
         if side == "floor":
             blobs, envelope = env["floor"].rows(thread, cp, new)
-            env["floor"].put(thread, cp["id"], state["parent"], blobs, envelope, meta)
+            env["floor"].put(thread, cp["id"], parent, blobs, envelope, meta)
         else:
-            env[side].put(_cfg(thread, state["parent"]), cp, meta, new)
-        state["parent"] = cp["id"]
+            env[side].put(_cfg(thread, parent), cp, meta, new)
 
-    benchmark(one)
+    used = _run_each(benchmark, inputs, one)
     if side != "floor":
         tup = env[side].get_tuple(_cfg(thread))
         assert tup.checkpoint["channel_values"] == values
-        assert tup.checkpoint["id"] == state["parent"]
+        assert tup.checkpoint["id"] == inputs[used - 1][1]["id"]
 
 
 @pytest.mark.parametrize("side", SIDES)
@@ -259,18 +284,20 @@ def test_put_writes(benchmark, env, side: str) -> None:
     writes = [("a", 1), ("b", "text value"), ("c", [1, 2, 3])]
     serde = env["warpgraph"].serde
 
-    def one() -> None:
-        # a task's writes on a checkpoint of its own (as in a run: a few writes per
-        # checkpoint; thousands on one id would skew the table statistics the read
-        # benchmarks' plans are made from)
-        task, cid = str(uuid.uuid4()), str(uuid6())
+    # a task's writes on a checkpoint of its own (as in a run: a few writes per
+    # checkpoint; thousands on one id would skew the table statistics the read
+    # benchmarks' plans are made from)
+    inputs = [(str(uuid.uuid4()), str(uuid6())) for _ in range(WRITE_ROUNDS + WRITE_WARMUP)]
+
+    def one(item: tuple[str, str]) -> None:
+        task, cid = item
         if side == "floor":
             rows = [(task, i, ch, serde.dumps_typed(v)[1]) for i, (ch, v) in enumerate(writes)]
             env["floor"].put_writes(thread, cid, rows)
         else:
             env[side].put_writes(_cfg(thread, cid), writes, task)
 
-    benchmark(one)
+    assert _run_each(benchmark, inputs, one) >= 1
 
 
 def _plain(tup: Any) -> tuple:
@@ -323,16 +350,11 @@ def test_step(benchmark, env, side: str) -> None:
     thread = _new_thread(side)
     values = _state(1)
     writes = [("n0", 1), ("s0", "text value"), ("s1", "other")]
-    state: dict[str, Any] = {"parent": None, "version": 0}
     serde = env["warpgraph"].serde
+    inputs = [(*item, str(uuid.uuid4())) for item in _chain(thread, values, False)]
 
-    def one() -> None:
-        state["version"] += 1
-        first = state["parent"] is None
-        cp = _checkpoint(values, state["version"], first)
-        new = dict(cp["channel_versions"]) if first else {"n0": state["version"]}
-        meta = {"source": "loop", "step": state["version"]}
-        parent, task = state["parent"], str(uuid.uuid4())
+    def one(item: tuple) -> None:
+        parent, cp, new, meta, task = item
         if side == "floor":
             blobs, envelope = env["floor"].rows(thread, cp, new)
             rows = [
@@ -351,11 +373,12 @@ def test_step(benchmark, env, side: str) -> None:
             if parent:
                 env[side].put_writes(_cfg(thread, parent), writes, task)
             env[side].put(_cfg(thread, parent), cp, meta, new)
-        state["parent"] = cp["id"]
 
-    benchmark(one)
+    used = _run_each(benchmark, inputs, one)
     if side != "floor":
-        assert env[side].get_tuple(_cfg(thread)).checkpoint["channel_values"] == values
+        tup = env[side].get_tuple(_cfg(thread))
+        assert tup.checkpoint["channel_values"] == values
+        assert tup.checkpoint["id"] == inputs[used - 1][1]["id"]
 
 
 def _stored_bytes(conn: Any, tables: list[str], thread: str) -> int:
