@@ -332,3 +332,31 @@ def test_promote_moves_committed_states_to_the_cache_in_seq_order() -> None:
 
     core.promote(7)  # nothing pending: nothing changes
     assert list(core._states) == keys[3:]
+
+
+def test_writer_uri_keeps_the_query_on_the_absolute_file() -> None:
+    from warpgraph.checkpoint.sqlite._native import writer_uri
+
+    assert writer_uri("file:data.db?psow=1&nolock=1#x", "/srv/a b/data.db") == (
+        "file:/srv/a%20b/data.db?psow=1&nolock=1"
+    )
+    assert writer_uri("file:data.db", "/srv/q?#%.db") == "file:/srv/q%3F%23%25.db"
+
+
+def test_a_uri_saver_gives_its_parameters_to_the_native_writer(tmp_path, monkeypatch) -> None:
+    """`from_conn_string("file:...?...")`: the native writer opens the same file with the
+    same URI parameters (a VFS or nolock must hold for both connections)."""
+    monkeypatch.chdir(tmp_path)  # a relative URI: the writer gets the absolute file
+    with SqliteSaver.from_conn_string("file:u.db?psow=1") as saver:
+        writer = saver.shared_writer()
+        assert isinstance(writer, NativeGroupCommitWriter)
+        assert writer.path == f"file:{tmp_path / 'u.db'}?psow=1"
+        thread = uuid.uuid4().hex
+        ops = _chain(thread, 3)
+        sink = FailureSink()
+        writer.submit_many(ops, sink)
+        writer.flush()
+        assert sink.error is None
+        assert saver.get_tuple(_cfg(thread)).checkpoint["id"] == f"{thread}-0003"
+    with SqliteSaver.from_conn_string(str(tmp_path / "p.db")) as saver:
+        assert saver.shared_writer().path == str(tmp_path / "p.db")  # a path stays one

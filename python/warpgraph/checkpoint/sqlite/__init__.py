@@ -44,7 +44,10 @@ class SqliteSaver(SqliteBase):
       `shared_writer()`: the saver's own one, shared by runs with durability "async"
       (stopped by `close_writer()`, the context exit, garbage collection or interpreter exit).
       For a database file it commits on a native thread that does not wait for the GIL
-      (`_native.py`; WARPGRAPH_SQLITE_NATIVE_WRITER=0 keeps the Python one).
+      (`_native.py`; WARPGRAPH_SQLITE_NATIVE_WRITER=0 keeps the Python one), on a
+      connection of its own: opened with the parameters of the "file:" URI given to
+      `from_conn_string`, or on the plain file for a connection you made (keep the Python
+      writer when that connection depends on URI parameters such as a VFS or nolock).
     """
 
     conn: sqlite3.Connection
@@ -64,6 +67,9 @@ class SqliteSaver(SqliteBase):
         self.is_setup = False
         self.lock = threading.RLock()
         self._core = SqliteCore(self.serde)
+        # the "file:" URI `from_conn_string` opened, whose parameters (a VFS, nolock, ...)
+        # the native writer's own connection must use too (unknown for a given connection)
+        self._conn_uri: str | None = None
         _schema.configure(conn, busy_timeout_ms=busy_timeout_ms)
 
     @classmethod
@@ -81,6 +87,7 @@ class SqliteSaver(SqliteBase):
         saver = None
         try:
             saver = cls(conn, **kwargs)
+            saver._conn_uri = conn_string if conn_string.startswith("file:") else None
             saver.setup()
             yield saver
         finally:

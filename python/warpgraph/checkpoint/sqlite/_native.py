@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import urllib.parse
 import weakref
 from concurrent.futures import Future
 from functools import cache
@@ -98,6 +99,15 @@ def database_file(conn: sqlite3.Connection) -> str | None:
     return None
 
 
+def writer_uri(conn_uri: str, path: str) -> str:
+    """The URI for a second connection to the database a "file:" URI opened: the same
+    query parameters on `path`, the absolute file `PRAGMA database_list` names (a relative
+    URI would resolve against the working directory of the moment)."""
+    rest = conn_uri.split("#", 1)[0].split("?", 1)
+    query = rest[1] if len(rest) > 1 else ""
+    return "file:" + urllib.parse.quote(path, safe="/") + ("?" + query if query else "")
+
+
 def native_writer_for(saver: Any, max_batch: int) -> NativeGroupCommitWriter | None:
     """A native writer for `saver` (a `SqliteSaver`), or None when it cannot have one."""
     if os.environ.get(ENV_SWITCH, "1") == "0":
@@ -112,9 +122,17 @@ def native_writer_for(saver: Any, max_batch: int) -> NativeGroupCommitWriter | N
         busy = saver.conn.execute("PRAGMA busy_timeout").fetchone()[0]
         synchronous = saver.conn.execute("PRAGMA synchronous").fetchone()[0]
         autocheckpoint = saver.conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0]
+    conn_uri = getattr(saver, "_conn_uri", None)
     try:
         return NativeGroupCommitWriter(
-            saver, found[0], path, busy, synchronous, max_batch, wal_autocheckpoint=autocheckpoint
+            saver,
+            found[0],
+            writer_uri(conn_uri, path) if conn_uri else path,
+            busy,
+            synchronous,
+            max_batch,
+            wal_autocheckpoint=autocheckpoint,
+            uri=conn_uri is not None,
         )
     except RuntimeError:  # e.g. the file cannot be opened read-write by a new connection
         return None
@@ -136,7 +154,9 @@ class NativeGroupCommitWriter(WriterApi):
         linger: float = LINGER,
         window: float = WINDOW,
         wal_autocheckpoint: int = 1000,
+        uri: bool = False,
     ) -> None:
+        """`path`: the database file, or (`uri`) a "file:" URI naming it."""
         ref = weakref.ref(saver)
 
         def fallback(steps: list) -> list:  # called by the native thread, with the GIL
@@ -150,10 +170,11 @@ class NativeGroupCommitWriter(WriterApi):
         self.max_batch = max_batch
         self.owner: Any = None  # what must stay alive while the writer runs (its saver)
         self._seq = 0  # guarded by the saver's lock (seq order is queue order)
+        self.path = path
         self._native = _core.SqliteWriter(
             library,
             path,
-            False,
+            uri,
             int(busy_timeout_ms),
             [
                 f"PRAGMA synchronous = {int(synchronous)}",
