@@ -61,11 +61,13 @@ def _run_each(benchmark: Any, inputs: list, fn: Any) -> int:
     return len(inputs) - operator.length_hint(todo)
 
 
-def _chain(thread: str, values: dict[str, Any], all_changed: bool) -> list[tuple]:
-    """Inputs of chained puts: (parent id, checkpoint, new versions, metadata)."""
+def _chain(
+    thread: str, values: dict[str, Any], all_changed: bool, n: int = WRITE_ROUNDS + WRITE_WARMUP
+) -> list[tuple]:
+    """Inputs of `n` chained puts: (parent id, checkpoint, new versions, metadata)."""
     out: list[tuple] = []
     parent = None
-    for version in range(1, WRITE_ROUNDS + WRITE_WARMUP + 1):
+    for version in range(1, n + 1):
         first = parent is None
         cp = _checkpoint(values, version, all_changed or first)
         new = dict(cp["channel_versions"]) if all_changed or first else {"n0": version}
