@@ -13,6 +13,11 @@ that every op is awaited on an event loop:
 A round awaits `OPS` consecutive ops inside one `run_until_complete`: the reported time is
 per block of `OPS` ops (compare sides within a group). The ops' inputs are built before the
 timed runs (see `bench_sqlite_saver.py`).
+
+pytest-benchmark runs the sides one after another, and a thread hop (~100-300 us on a busy
+VM) dominates every async SQLite op, so the groups' ratios drift with the machine. The A/B
+at the end of this file alternates the sides in one process instead:
+    PYTHONPATH=tests .venv/bin/python benches/bench_async_savers.py [--no-postgres]
 """
 
 from __future__ import annotations
@@ -257,3 +262,101 @@ def test_async_postgres(benchmark, loop, pg_sides, op: str, side: str) -> None:
             assert sorted(tup.pending_writes) == sorted(
                 (task, *w) for task in tasks[:used] for w in WRITES
             )
+
+
+# --- A/B: the sides alternating in one process ---------------------------------------------
+def _ab(turns: int = 12, ops: int = 200) -> None:
+    """Print median µs per op of put / put_writes per side, the sides taking turns (so a
+    slow phase of the machine hits them alike):
+    `PYTHONPATH=tests .venv/bin/python benches/bench_async_savers.py [--no-postgres]`."""
+    import statistics
+    import sys
+    import tempfile
+    import time
+    from pathlib import Path
+
+    from checkpoint.pg_server import PgServer, create_database
+
+    async def sqlite_turns(tmp: Path, stack: contextlib.AsyncExitStack) -> dict[str, list]:
+        sides = {n: await _sqlite_side(n, str(tmp / f"{n}.db"), stack) for n in SIDES}
+        data = S.Side("floor", tmp)
+        heads: dict[str, Any] = {}
+        for n, saver in sides.items():
+            for item in data.put_items(n, None, True, 10):
+                heads[n] = await saver.aput(*item)
+        out: dict[str, list] = {f"{n} {op}": [] for n in sides for op in ("put", "put_writes")}
+        for _ in range(turns):
+            for n, saver in sides.items():
+                items = data.put_items(n, heads[n], False, ops)
+                t0 = time.perf_counter()
+                for item in items:
+                    await saver.aput(*item)
+                out[f"{n} put"].append((time.perf_counter() - t0) / ops * 1e6)
+                heads[n] = S._cfg(n, items[-1][1]["id"])
+                t0 = time.perf_counter()
+                for i in range(ops):
+                    await saver.aput_writes(heads[n], WRITES, f"ab-{uuid.uuid4()}")
+                out[f"{n} put_writes"].append((time.perf_counter() - t0) / ops * 1e6)
+        return out
+
+    async def pg_turns(dsn: str, stack: contextlib.AsyncExitStack) -> dict[str, list]:
+        ours = await stack.enter_async_context(AsyncPostgresSaver.from_conn_string(dsn))
+        ref = await stack.enter_async_context(RefAsyncPg.from_conn_string(dsn))
+        raw = await psycopg.AsyncConnection.connect(dsn, autocommit=True, prepare_threshold=0)
+        stack.push_async_callback(raw.close)
+        await ours.setup()
+        await ref.setup()
+        for sql in P.FLOOR_SCHEMA:
+            await raw.execute(sql)
+        sides = {"warpgraph": ours, "langgraph": ref, "floor": _PgFloor(raw, ours.serde)}
+        out: dict[str, list] = {f"{n} {op}": [] for n in sides for op in ("put", "put_writes")}
+        for _ in range(turns):
+            for n, saver in sides.items():
+                thread = f"ab-{n}-{uuid.uuid4().hex[:8]}"
+                chain = P._chain(thread, P._state(1), False, ops + 1)
+                t0 = time.perf_counter()
+                for parent, cp, new, meta in chain[1:]:
+                    if n == "floor":
+                        blobs, envelope = saver.rows(thread, cp, new)
+                        await saver.put(thread, cp["id"], parent, blobs, envelope, meta)
+                    else:
+                        await saver.aput(P._cfg(thread, parent), cp, meta, new)
+                out[f"{n} put"].append((time.perf_counter() - t0) / ops * 1e6)
+                cid = chain[-1][1]["id"]
+                t0 = time.perf_counter()
+                for _ in range(ops):
+                    task = str(uuid.uuid4())
+                    if n == "floor":
+                        rows = [
+                            (task, i, ch, saver.serde.dumps_typed(v)[1])
+                            for i, (ch, v) in enumerate(WRITES)
+                        ]
+                        await saver.put_writes(thread, cid, rows)
+                    else:
+                        await saver.aput_writes(P._cfg(thread, cid), WRITES, task)
+                out[f"{n} put_writes"].append((time.perf_counter() - t0) / ops * 1e6)
+        return out
+
+    def show(title: str, out: dict[str, list]) -> None:
+        med = {k: statistics.median(v) for k, v in out.items()}
+        print(title)
+        for k, v in med.items():
+            op = k.split(" ")[1]
+            print(f"  {k:24s} {v:7.0f} us  ({v / med[f'floor {op}']:.2f}x floor)")
+
+    loop = asyncio.new_event_loop()
+    with tempfile.TemporaryDirectory() as tmp:
+        stack = contextlib.AsyncExitStack()
+        show("async SQLite", loop.run_until_complete(sqlite_turns(Path(tmp), stack)))
+        loop.run_until_complete(stack.aclose())
+    if "--no-postgres" not in sys.argv:
+        with PgServer() as server:
+            dsn = server.dsn_for(create_database(server.dsn, "ab"))
+            stack = contextlib.AsyncExitStack()
+            show("async Postgres", loop.run_until_complete(pg_turns(dsn, stack)))
+            loop.run_until_complete(stack.aclose())
+    loop.close()
+
+
+if __name__ == "__main__":
+    _ab()
