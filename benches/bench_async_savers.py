@@ -173,35 +173,27 @@ class _PgFloor:
 
     async def get(self, thread: str) -> list:
         async with self.conn.cursor(binary=True) as cur:
-            await cur.execute(
-                "SELECT c.checkpoint, c.metadata,"
-                " (SELECT array_agg(b.blob) FROM floor_blobs b WHERE b.thread_id = c.thread_id"
-                "   AND b.checkpoint_ns = c.checkpoint_ns AND b.version = %s),"
-                " (SELECT array_agg(w.blob) FROM floor_writes w WHERE w.thread_id = c.thread_id"
-                "   AND w.checkpoint_id = c.checkpoint_id)"
-                " FROM floor_checkpoints c WHERE c.thread_id = %s AND c.checkpoint_ns = ''"
-                " ORDER BY c.checkpoint_id DESC LIMIT 1",
-                ("1", thread),
-            )
+            await cur.execute(P.FLOOR_GET_SQL, ("1", thread, 1))
             return await cur.fetchall()
+
+
+async def _pg_sides(dsn: str, stack: contextlib.AsyncExitStack) -> dict[str, Any]:
+    """The three Postgres sides on `dsn`, closed by `stack`."""
+    ours = await stack.enter_async_context(AsyncPostgresSaver.from_conn_string(dsn))
+    ref = await stack.enter_async_context(RefAsyncPg.from_conn_string(dsn))
+    raw = await psycopg.AsyncConnection.connect(dsn, autocommit=True, prepare_threshold=0)
+    stack.push_async_callback(raw.close)
+    await ours.setup()
+    await ref.setup()
+    for sql in P.FLOOR_SCHEMA:
+        await raw.execute(sql)
+    return {"warpgraph": ours, "langgraph": ref, "floor": _PgFloor(raw, ours.serde)}
 
 
 @pytest.fixture
 def pg_sides(pg, loop):  # noqa: F811 - `pg` is the imported fixture
     stack = contextlib.AsyncExitStack()
-
-    async def open_all() -> dict[str, Any]:
-        ours = await stack.enter_async_context(AsyncPostgresSaver.from_conn_string(pg))
-        ref = await stack.enter_async_context(RefAsyncPg.from_conn_string(pg))
-        raw = await psycopg.AsyncConnection.connect(pg, autocommit=True, prepare_threshold=0)
-        stack.push_async_callback(raw.close)
-        await ours.setup()
-        await ref.setup()
-        for sql in P.FLOOR_SCHEMA:
-            await raw.execute(sql)
-        return {"warpgraph": ours, "langgraph": ref, "floor": _PgFloor(raw, ours.serde)}
-
-    yield loop.run_until_complete(open_all())
+    yield loop.run_until_complete(_pg_sides(pg, stack))
     loop.run_until_complete(stack.aclose())
 
 
@@ -300,15 +292,7 @@ def _ab(turns: int = 12, ops: int = 200) -> None:
         return out
 
     async def pg_turns(dsn: str, stack: contextlib.AsyncExitStack) -> dict[str, list]:
-        ours = await stack.enter_async_context(AsyncPostgresSaver.from_conn_string(dsn))
-        ref = await stack.enter_async_context(RefAsyncPg.from_conn_string(dsn))
-        raw = await psycopg.AsyncConnection.connect(dsn, autocommit=True, prepare_threshold=0)
-        stack.push_async_callback(raw.close)
-        await ours.setup()
-        await ref.setup()
-        for sql in P.FLOOR_SCHEMA:
-            await raw.execute(sql)
-        sides = {"warpgraph": ours, "langgraph": ref, "floor": _PgFloor(raw, ours.serde)}
+        sides = await _pg_sides(dsn, stack)
         out: dict[str, list] = {f"{n} {op}": [] for n in sides for op in ("put", "put_writes")}
         for _ in range(turns):
             for n, saver in sides.items():

@@ -137,6 +137,18 @@ def _floor_put_sql(n_writes: int, n_blobs: int) -> str:
     )
 
 
+# the newest `limit` checkpoints of a thread with their blobs (of one version) and writes
+FLOOR_GET_SQL = (
+    "SELECT c.checkpoint, c.metadata,"
+    " (SELECT array_agg(b.blob) FROM floor_blobs b WHERE b.thread_id = c.thread_id"
+    "   AND b.checkpoint_ns = c.checkpoint_ns AND b.version = %s),"
+    " (SELECT array_agg(w.blob) FROM floor_writes w WHERE w.thread_id = c.thread_id"
+    "   AND w.checkpoint_id = c.checkpoint_id)"
+    " FROM floor_checkpoints c WHERE c.thread_id = %s AND c.checkpoint_ns = ''"
+    " ORDER BY c.checkpoint_id DESC LIMIT %s"
+)
+
+
 class Floor:
     """Raw psycopg: the same bytes (values, checkpoint and metadata serialized per call),
     one statement (one round trip) per op, plain multi-row INSERTs into tables with the
@@ -185,16 +197,7 @@ class Floor:
 
     def get(self, thread: str) -> list:
         with self.conn.cursor(binary=True) as cur:
-            cur.execute(
-                "SELECT c.checkpoint, c.metadata,"
-                " (SELECT array_agg(b.blob) FROM floor_blobs b WHERE b.thread_id = c.thread_id"
-                "   AND b.checkpoint_ns = c.checkpoint_ns AND b.version = %s),"
-                " (SELECT array_agg(w.blob) FROM floor_writes w WHERE w.thread_id = c.thread_id"
-                "   AND w.checkpoint_id = c.checkpoint_id)"
-                " FROM floor_checkpoints c WHERE c.thread_id = %s AND c.checkpoint_ns = ''"
-                " ORDER BY c.checkpoint_id DESC LIMIT %s",
-                ("100", thread, self.limit),
-            )
+            cur.execute(FLOOR_GET_SQL, ("100", thread, self.limit))
             return cur.fetchall()
 
     limit = 1
