@@ -6,10 +6,7 @@ imports the public modules and runs a checkpointed graph on the in-memory and SQ
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
-from tests._subproc import child_env
+from tests._subproc import run_python
 
 BLOCKED = (
     "langgraph",
@@ -77,13 +74,6 @@ print("ok")
 
 
 def test_runs_without_optional_packages() -> None:
-    proc = subprocess.run(
-        [sys.executable, "-c", CHILD, ",".join(BLOCKED)],
-        capture_output=True,
-        check=False,
-        text=True,
-        env=child_env(),
-        timeout=120,
-    )
+    proc = run_python(CHILD, ",".join(BLOCKED))
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "ok"

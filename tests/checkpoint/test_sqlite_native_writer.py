@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import subprocess
-import sys
 import uuid
 from concurrent.futures import Future
 from typing import Any
@@ -25,7 +23,7 @@ from warpgraph.checkpoint.sqlite._native import (
     native_writer_for,
 )
 
-from tests._subproc import child_env
+from tests._subproc import run_python
 
 
 def _cp(n: int, cid: str | None = None) -> dict:
@@ -229,15 +227,9 @@ with SqliteSaver.from_conn_string(sys.argv[1]) as saver:
 
 
 def test_without_a_provable_library_the_python_writer_is_used(path) -> None:
-    proc = subprocess.run(
-        [sys.executable, "-c", CHILD, path],
-        env=child_env(),
-        capture_output=True,
-        timeout=120,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr.decode()[-2000:]
-    assert proc.stdout.split() == [b"None", b"GroupCommitWriter"]
+    proc = run_python(CHILD, path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.split() == ["None", "GroupCommitWriter"]
 
 
 @pytest.mark.parametrize("raw", ["soon", "-1", "nan"])
@@ -295,15 +287,9 @@ with SqliteSaver.from_conn_string(sys.argv[1]) as saver:
 
 def test_a_forked_child_gets_a_clear_error_not_a_hang(path) -> None:
     here = os.path.dirname(__file__)
-    proc = subprocess.run(
-        [sys.executable, "-c", FORKED, path, here],
-        env=child_env(),
-        capture_output=True,
-        timeout=120,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr.decode()[-2000:]
-    assert proc.stdout.decode().split("\n")[:2] == ["child: True", "parent: ok"]
+    proc = run_python(FORKED, path, here)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.split("\n")[:2] == ["child: True", "parent: ok"]
     assert len(_stored(path, "parent")) == 2 and _stored(path, "child") == []
 
 

@@ -11,8 +11,6 @@ import dataclasses
 import gc
 import importlib
 import sqlite3
-import subprocess
-import sys
 import threading
 import time
 from typing import Any
@@ -24,7 +22,7 @@ from warpgraph.checkpoint._sql import CheckpointConflictError
 from warpgraph.checkpoint.sqlite import SqliteSaver
 from warpgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-from tests._subproc import child_env
+from tests._subproc import run_python
 
 STEPS = 6
 
@@ -266,14 +264,8 @@ print("done", flush=True)
 
 def test_interpreter_exit_with_a_running_writer(tmp_path) -> None:
     path = str(tmp_path / "x.db")
-    proc = subprocess.run(
-        [sys.executable, "-c", EXITING, path],
-        env=child_env(),
-        capture_output=True,
-        timeout=120,
-        check=False,
-    )
-    assert proc.returncode == 0 and proc.stdout.strip() == b"done", proc.stderr.decode()[-2000:]
+    proc = run_python(EXITING, path)
+    assert proc.returncode == 0 and proc.stdout.strip() == "done", proc.stderr[-2000:]
     graph_mod = importlib.import_module("langgraph.graph")
     g = graph_mod.StateGraph(TypedDict("S", {"n": int}))
     g.add_node("step", lambda s: {"n": s["n"] + 1})
