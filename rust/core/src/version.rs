@@ -176,13 +176,35 @@ pub fn next_saver_version<E>(current: Option<&Version>, random: f64) -> CoreResu
     let n = integer_part(current)? + 1;
     let mut s = String::with_capacity(52);
     if n < 0 {
-        let _ = write!(s, "-{:031}", -n);
+        s.push('-');
+        push_padded(&mut s, n.unsigned_abs(), 31);
     } else {
-        let _ = write!(s, "{n:032}");
+        push_padded(&mut s, n.unsigned_abs(), 32);
     }
     s.push('.');
     s.push_str(&format_float_016(random));
     Ok(Version::Str(Arc::from(s)))
+}
+
+/// Appends `n` in decimal, zero-padded to at least `width` digits (`format!("{n:0w$}")`
+/// without the formatting machinery: this runs once per super-step of a saved run).
+fn push_padded(s: &mut String, n: u128, width: usize) {
+    let mut digits = [0u8; 40];
+    let mut i = digits.len();
+    let mut rest = n;
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    for _ in (digits.len() - i)..width {
+        s.push('0');
+    }
+    // (ASCII digits only)
+    s.push_str(std::str::from_utf8(&digits[i..]).unwrap_or_default());
 }
 
 /// Python's `repr(x)` of a float (shortest round-trip digits, exponent outside [-4, 16)).
@@ -683,6 +705,26 @@ mod tests {
             next_saver_version::<()>(Some(&Version::str("x.1")), 0.1),
             Err(CoreError::InvalidArgument(_))
         ));
+    }
+
+    #[test]
+    fn saver_version_integer_part_is_padded_like_python() {
+        // f"{n:032}" for n = current + 1, with the sign before the zeros
+        let cases: [i128; 6] = [0, 8, -2, -12345, 10_i128.pow(33), i128::MAX - 1];
+        for current in cases {
+            let v = next_saver_version::<()>(Some(&Version::str(&format!("{current}.5"))), 0.5)
+                .unwrap();
+            let n = current + 1;
+            let want = if n < 0 {
+                format!("-{:031}.00000000000000.5", -n)
+            } else {
+                format!("{n:032}.00000000000000.5")
+            };
+            assert!(
+                matches!(&v, Version::Str(s) if **s == *want),
+                "{current}: {v:?}"
+            );
+        }
     }
 
     #[test]
