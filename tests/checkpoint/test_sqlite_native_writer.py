@@ -245,8 +245,10 @@ def test_a_bad_timing_setting_is_a_clear_error(raw, monkeypatch) -> None:
 
 def test_the_writer_checkpoints_the_log_itself(path) -> None:
     """The native connection does not checkpoint the WAL inside a commit (a run would
-    wait for it): the thread does it after the batch, once it passed the saver's
-    wal_autocheckpoint, so the log does not grow without bound."""
+    wait for it): once the log passed the saver's wal_autocheckpoint, the checkpointer
+    thread copies it beside the writer, and the writer itself copies what is left at
+    twice that (a round cannot restart the log while the writer appends), so the log
+    does not grow without bound."""
     with SqliteSaver.from_conn_string(path) as saver:
         saver.conn.execute("PRAGMA wal_autocheckpoint = 50")
         writer = saver.shared_writer()

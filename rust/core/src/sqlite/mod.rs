@@ -1,12 +1,15 @@
 //! Group commit for the SQLite saver without the interpreter: a connection on the
 //! process's own SQLite library (`ffi`, `conn`) and the transaction of a batch of already
-//! encoded operations (`batch`). The binding runs it on a thread that never takes the GIL
+//! encoded operations (`batch`), and a thread that checkpoints the write-ahead log beside
+//! the writer (`checkpointer`). The binding runs it on a thread that never takes the GIL
 //! in the usual case.
 pub mod batch;
+pub mod checkpointer;
 pub mod conn;
 pub mod ffi;
 
 pub use batch::{BatchWriter, Fallback, Op, Sql, Table};
+pub use checkpointer::Checkpointer;
 pub use conn::{Connection, SqlError, Value};
 pub use ffi::Api;
 

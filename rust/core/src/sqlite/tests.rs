@@ -258,3 +258,36 @@ fn borrowed_bytes_bind_like_owned_ones() {
         .unwrap();
     assert_eq!(conn.query_text(q, &[]).unwrap().as_deref(), Some("text:b"));
 }
+
+#[test]
+fn the_checkpointer_copies_the_log_beside_the_writer() {
+    let db = Db::new("ckpt");
+    let mut w = db.writer();
+    w.connection().track_wal();
+    for i in 0..20u64 {
+        w.commit(&[put(i, &format!("{i:04}"), None, None)]).unwrap();
+    }
+    let frames = w.connection().wal_frames();
+    assert!(frames > 0, "the hook counted no frames");
+    let mut ck = Checkpointer::start(db.open()).unwrap();
+    ck.request();
+    ck.request(); // (asked twice before it ran: one round, or two if it was quick)
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while ck.rounds() == 0 || ck.pending() {
+        assert!(std::time::Instant::now() < deadline, "no round ran");
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    // the writer keeps committing; its first commit after the round starts the log again
+    w.commit(&[put(99, "zz", None, None)]).unwrap();
+    assert!(
+        w.connection().wal_frames() < frames,
+        "{} frames after the round, {frames} before",
+        w.connection().wal_frames()
+    );
+    let rounds = ck.rounds();
+    assert!((1..=2).contains(&rounds), "{rounds} rounds");
+    ck.request();
+    ck.stop(); // runs the round asked for, then ends
+    assert_eq!(ck.rounds(), rounds + 1);
+    assert_eq!(db.count("cp").as_deref(), Some("21"));
+}
