@@ -197,7 +197,7 @@ def test_records_decode_to_the_encoded_state(steps: list, rnd: random.Random) ->
             None if base is None else codec._parts(base),
             blobs,
             codec.INLINE_MAX,
-            codec._CORE_KEYS,
+            codec.CORE_KEYS,
         )
         as_dict = _core.encode_record(*args, False)[4]
         assert serde.dumps_typed(as_dict) == enc.record

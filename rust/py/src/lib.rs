@@ -6,6 +6,7 @@ mod functions;
 mod metadata;
 mod sqlcodec;
 mod sqlite_writer;
+mod sqlput;
 mod sqlrows;
 
 #[pymodule(gil_used = false)]
@@ -16,6 +17,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     sqlcodec::register(m)?;
     metadata::register(m)?;
     sqlrows::register(m)?;
+    sqlput::register(m)?;
     sqlite_writer::register(m)?;
     Ok(())
 }

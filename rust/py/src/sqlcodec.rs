@@ -41,6 +41,9 @@ fn changed_entries<'py>(
     base: &Bound<'py, PyDict>,
     same: impl Fn(&Bound<'py, PyAny>, &Bound<'py, PyAny>) -> PyResult<bool>,
 ) -> PyResult<(Vec<Pair<'py>>, usize)> {
+    if let Some(found) = changed_in_step(new, base, &same)? {
+        return Ok(found);
+    }
     let mut changed = Vec::new();
     let mut present = 0;
     for (k, v) in new.iter() {
@@ -55,6 +58,85 @@ fn changed_entries<'py>(
         }
     }
     Ok((changed, present))
+}
+
+/// `changed_entries` without a lookup per key, when `new` starts with `base`'s keys as
+/// the very same objects in the same order (the usual case: a checkpoint's dicts and its
+/// parent's, both made by one engine, whose key objects are shared). One walk over both
+/// in step; None as soon as the keys differ (then the caller looks them up).
+fn changed_in_step<'py>(
+    new: &Bound<'py, PyDict>,
+    base: &Bound<'py, PyDict>,
+    same: &impl Fn(&Bound<'py, PyAny>, &Bound<'py, PyAny>) -> PyResult<bool>,
+) -> PyResult<Option<(Vec<Pair<'py>>, usize)>> {
+    let py = new.py();
+    let n_base = base.len();
+    if new.len() < n_base {
+        return Ok(None);
+    }
+    let mut changed = Vec::new();
+    let mut walk_new = DictWalk::new(new);
+    let mut walk_base = DictWalk::new(base);
+    let mut seen = 0;
+    while let Some((k, v)) = walk_new.next() {
+        if seen < n_base {
+            let Some((kb, vb)) = walk_base.next() else {
+                return Ok(None); // (changed meanwhile)
+            };
+            if k != kb {
+                return Ok(None);
+            }
+            seen += 1;
+            if v == vb {
+                continue;
+            }
+            // SAFETY: borrowed from live dict entries just read; owned from here on
+            let (old, key, value) = unsafe {
+                (
+                    Bound::from_borrowed_ptr(py, vb),
+                    Bound::from_borrowed_ptr(py, k),
+                    Bound::from_borrowed_ptr(py, v),
+                )
+            };
+            if !same(&old, &value)? {
+                changed.push((key, value));
+            }
+        } else {
+            // SAFETY: as above
+            changed.push(unsafe {
+                (
+                    Bound::from_borrowed_ptr(py, k),
+                    Bound::from_borrowed_ptr(py, v),
+                )
+            });
+        }
+    }
+    Ok((seen == n_base).then_some((changed, n_base)))
+}
+
+/// A dict's entries as borrowed pointers (`PyDict_Next`). Each pair is valid until Python
+/// code runs (which might change the dict): callers compare pointers, or take owned
+/// references, before running any.
+struct DictWalk {
+    dict: *mut pyo3::ffi::PyObject,
+    pos: pyo3::ffi::Py_ssize_t,
+}
+
+impl DictWalk {
+    fn new(d: &Bound<'_, PyDict>) -> DictWalk {
+        DictWalk {
+            dict: d.as_ptr(),
+            pos: 0,
+        }
+    }
+
+    fn next(&mut self) -> Option<(*mut pyo3::ffi::PyObject, *mut pyo3::ffi::PyObject)> {
+        let mut k = std::ptr::null_mut();
+        let mut v = std::ptr::null_mut();
+        // SAFETY: the dict is alive (the walker's creator holds it) and the GIL is held
+        let got = unsafe { pyo3::ffi::PyDict_Next(self.dict, &mut self.pos, &mut k, &mut v) };
+        (got != 0).then_some((k, v))
+    }
 }
 
 /// The keys of `base` that `new` lacks, given how many of `new`'s keys `base` has.
@@ -166,6 +248,9 @@ fn same_entries(a: &Bound<'_, PyDict>, b: &Bound<'_, PyDict>) -> PyResult<bool> 
     }
     if a.len() != b.len() {
         return Ok(false);
+    }
+    if let Some((changed, _)) = changed_in_step(b, a, &same_version)? {
+        return Ok(changed.is_empty());
     }
     for (k, v) in b.iter() {
         match a.get_item(&k)? {
@@ -310,7 +395,7 @@ fn full_versions<'py>(
 
 /// The parts of a stored checkpoint's versions state the encoder reads:
 /// `(channel_versions, versions_seen, inline)`.
-type StateParts<'py> = (Bound<'py, PyDict>, Bound<'py, PyDict>, Bound<'py, PyDict>);
+pub type StateParts<'py> = (Bound<'py, PyDict>, Bound<'py, PyDict>, Bound<'py, PyDict>);
 
 /// Whether the text key `vkey` of a blob row (`str(version)`) names version `v`.
 fn names_version(v: &Bound<'_, PyAny>, vkey: &Bound<'_, PyAny>) -> PyResult<bool> {
@@ -320,23 +405,25 @@ fn names_version(v: &Bound<'_, PyAny>, vkey: &Bound<'_, PyAny>) -> PyResult<bool
     v.str()?.as_any().eq(vkey)
 }
 
-/// The parent's inline values whose channel still has the same version in `cv`.
+/// The parent's inline values, and the channels among them whose version changed in
+/// `cv` (stale: the caller replaces or drops them).
 fn inherited<'py>(
     cv: &Bound<'py, PyDict>,
     pcv: &Bound<'py, PyDict>,
     pinline: &Bound<'py, PyDict>,
-) -> PyResult<Bound<'py, PyDict>> {
+) -> PyResult<(Bound<'py, PyDict>, Vec<Bound<'py, PyAny>>)> {
     // one pass over cv finds the changed channels; when every parent channel is still
     // there (the usual case), the result is the parent's copy minus the changed ones
     let (changed, present) = changed_entries(cv, pcv, same_version)?;
     let inline = pinline.copy()?;
     if present == pcv.len() {
+        let mut stale = Vec::new();
         for (ch, _) in changed {
             if inline.contains(&ch)? {
-                inline.del_item(ch)?;
+                stale.push(ch);
             }
         }
-        return Ok(inline);
+        return Ok((inline, stale));
     }
     inline.clear();
     for (ch, value) in pinline.iter() {
@@ -347,12 +434,14 @@ fn inherited<'py>(
             inline.set_item(ch, value)?;
         }
     }
-    Ok(inline)
+    Ok((inline, Vec::new()))
 }
 
 /// Values a checkpoint keeps in its record: the parent's small values whose version is
 /// unchanged, then each written channel's new value when it is at most `inline_max` bytes
-/// (`blobs`: `(channel, version key, type, bytes)` rows of this put).
+/// (`blobs`: `(channel, version key, type, bytes)` rows of this put). A new value takes
+/// its channel's place in the parent's order, so the dicts of a run's checkpoints keep
+/// one key order (which `changed_in_step` relies on).
 fn inline_values<'py>(
     cv: &Bound<'py, PyDict>,
     parent: Option<&StateParts<'py>>,
@@ -360,10 +449,11 @@ fn inline_values<'py>(
     inline_max: usize,
 ) -> PyResult<Bound<'py, PyDict>> {
     let py = cv.py();
-    let inline = match parent {
+    let (inline, stale) = match parent {
         Some((pcv, _, pinline)) if !pinline.is_empty() => inherited(cv, pcv, pinline)?,
-        _ => PyDict::new(py),
+        _ => (PyDict::new(py), Vec::new()),
     };
+    let mut renewed: Vec<Bound<'py, PyAny>> = Vec::new();
     for row in blobs.try_iter()? {
         let row = row?;
         let (ch, vkey, typ, data): (
@@ -378,8 +468,21 @@ fn inline_values<'py>(
                 None => false,
             };
         if keep {
-            inline.set_item(ch, (typ, data))?;
+            inline.set_item(&ch, (typ, data))?;
+            if !stale.is_empty() {
+                renewed.push(ch);
+            }
         } else if inline.contains(&ch)? {
+            inline.del_item(ch)?;
+        }
+    }
+    'stale: for ch in stale {
+        for r in &renewed {
+            if r.is(&ch) || r.eq(&ch)? {
+                continue 'stale;
+            }
+        }
+        if inline.contains(&ch)? {
             inline.del_item(ch)?;
         }
     }
@@ -627,6 +730,38 @@ fn encode_record<'py>(
     bool,
     Bound<'py, PyAny>,
 )> {
+    let e = encode(
+        checkpoint,
+        parent.as_ref(),
+        base.as_ref(),
+        blobs,
+        inline_max,
+        core_keys,
+        as_bytes,
+    )?;
+    Ok((e.cv, e.vs, e.inline, e.diffed, e.record))
+}
+
+/// What `encode` makes of a checkpoint (see `encode_record`).
+pub struct Encoded<'py> {
+    pub cv: Bound<'py, PyDict>,
+    pub vs: Bound<'py, PyDict>,
+    pub inline: Bound<'py, PyDict>,
+    pub diffed: bool,
+    /// A `bytearray` (msgpack) or a dict to serialize.
+    pub record: Bound<'py, PyAny>,
+}
+
+/// `encode_record`, for Rust callers.
+pub fn encode<'py>(
+    checkpoint: &Bound<'py, PyDict>,
+    parent: Option<&StateParts<'py>>,
+    base: Option<&StateParts<'py>>,
+    blobs: Option<&Bound<'py, PyAny>>,
+    inline_max: usize,
+    core_keys: &Bound<'py, PyAny>,
+    as_bytes: bool,
+) -> PyResult<Encoded<'py>> {
     let py = checkpoint.py();
     let get = |k: &Bound<'py, PyString>| -> PyResult<Bound<'py, PyAny>> {
         checkpoint
@@ -635,7 +770,7 @@ fn encode_record<'py>(
     };
     let cv = as_dict(get(intern!(py, "channel_versions"))?)?.copy()?;
     let seen = get(intern!(py, "versions_seen"))?;
-    let vs = match &parent {
+    let vs = match parent {
         Some((_, pvs, _)) => share_seen(pvs, &as_dict(seen)?)?,
         None => {
             let out = PyDict::new(py);
@@ -646,7 +781,7 @@ fn encode_record<'py>(
         }
     };
     let inline = match blobs {
-        Some(b) => inline_values(&cv, parent.as_ref(), b, inline_max)?,
+        Some(b) => inline_values(&cv, parent, b, inline_max)?,
         None => PyDict::new(py),
     };
     let mut head = vec![
@@ -667,7 +802,7 @@ fn encode_record<'py>(
         head.push(("x", extra.into_any()));
     }
     let mut body = None;
-    if let Some((bcv, bvs, binline)) = &base {
+    if let Some((bcv, bvs, binline)) = base {
         let d = delta(bcv, bvs, &cv, &vs)?;
         let (set_i, present) = changed_entries(&inline, binline, |b, v| Ok(b.is(v) || b.eq(v)?))?;
         let del_i = lost_keys(binline, &inline, present)?;
@@ -686,5 +821,11 @@ fn encode_record<'py>(
         Some(bytes) => PyByteArray::new(py, &bytes).into_any(),
         None => record.to_dict(py)?.into_any(),
     };
-    Ok((cv, vs, inline, diffed, out))
+    Ok(Encoded {
+        cv,
+        vs,
+        inline,
+        diffed,
+        record: out,
+    })
 }

@@ -67,6 +67,16 @@ fn blob_rows<'py>(
     dumps: &Bound<'py, PyAny>,
     native: bool,
 ) -> PyResult<Bound<'py, PyList>> {
+    blob_list(values, new_versions, dumps, native)
+}
+
+/// `blob_rows`, for Rust callers.
+pub(crate) fn blob_list<'py>(
+    values: &Bound<'py, PyDict>,
+    new_versions: &Bound<'py, PyDict>,
+    dumps: &Bound<'py, PyAny>,
+    native: bool,
+) -> PyResult<Bound<'py, PyList>> {
     let py = values.py();
     let mut buf = Vec::new();
     let out = PyList::empty(py);
@@ -139,6 +149,15 @@ fn write_rows<'py>(
 /// which also gives the precise error).
 #[pyfunction]
 fn metadata_json<'py>(
+    config: &Bound<'py, PyAny>,
+    metadata: &Bound<'py, PyAny>,
+    excluded: &Bound<'py, PySet>,
+) -> PyResult<(Option<String>, Option<Bound<'py, PyAny>>)> {
+    metadata_text(config, metadata, excluded)
+}
+
+/// `metadata_json`, for Rust callers.
+pub(crate) fn metadata_text<'py>(
     config: &Bound<'py, PyAny>,
     metadata: &Bound<'py, PyAny>,
     excluded: &Bound<'py, PySet>,

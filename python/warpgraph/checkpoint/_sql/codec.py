@@ -48,7 +48,7 @@ Typed = tuple[str, bytes]
 
 # --- versions -------------------------------------------------------------------------
 
-_CORE_KEYS = frozenset(
+CORE_KEYS = frozenset(
     ("v", "id", "ts", "channel_values", "channel_versions", "versions_seen", "updated_channels")
 )
 
@@ -178,7 +178,7 @@ def encode_against(
         None if base is None else _parts(base),
         blobs,
         INLINE_MAX,
-        _CORE_KEYS,
+        CORE_KEYS,
         type(serde) is JsonPlusSerializer,
     )
     base_id = base.checkpoint_id if diffed else None  # type: ignore[union-attr]
@@ -253,7 +253,7 @@ def _dump(serde: SerializerProtocol, what: str, value: Any) -> Typed:
         ) from exc
 
 
-def _native(serde: SerializerProtocol) -> bool:
+def native_serde(serde: SerializerProtocol) -> bool:
     """Whether `serde` is the default serializer, whose `dumps_typed` the native row
     builders reproduce for exact builtins (other values still go through it)."""
     return type(serde) is JsonPlusSerializer
@@ -264,7 +264,7 @@ def blob_rows(
 ) -> list[tuple[str, str, str, bytes]]:
     """(channel, version_key, type, bytes) for each new version that has a value."""
     try:
-        return _core.blob_rows(values, new_versions, serde.dumps_typed, _native(serde))
+        return _core.blob_rows(values, new_versions, serde.dumps_typed, native_serde(serde))
     except TypeError:  # (also: not plain dicts) the loop below names a failing channel
         pass
     rows = []
@@ -298,7 +298,7 @@ def write_rows_of(
             task_path,
             WRITES_IDX_MAP,
             serde.dumps_typed,
-            _native(serde),
+            native_serde(serde),
         )
     except TypeError:  # (also: malformed writes) `write_rows` gives the precise error
         pass

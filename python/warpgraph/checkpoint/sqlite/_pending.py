@@ -40,24 +40,33 @@ class PendingStatesMixin:
     ) -> tuple:
         """`op` serialized and encoded as a `_core.SqliteWriter.push` item (`target`: a
         future or failure sink; `want_result`: a future, given the op's result)."""
-        step = self.prepare(op)  # type: ignore[attr-defined]
-        if len(step) == 2:
-            regular, special = step
-            return ("writes", seq, regular, special, step, target, want_result)
-        thread, ns, cid, parent_id, checkpoint, blobs, metadata, run_id, expected = step
+        native = self.native_put(conn, op) if type(op) is PutOp else None  # type: ignore[attr-defined]
+        if native is not None:
+            step, row, rows, state = native
+        else:
+            step = self.prepare(op)  # type: ignore[attr-defined]
+            if len(step) == 2:
+                regular, special = step
+                return ("writes", seq, regular, special, step, target, want_result)
+            thread, ns, cid, parent_id, checkpoint, blobs, metadata, run_id, expected = step
+            enc = self.encode_put(conn, thread, ns, parent_id, checkpoint, blobs)  # type: ignore[attr-defined]
+            row = checkpoint_row(thread, ns, cid, parent_id, enc, run_id, metadata)
+            rows = blob_rows_to_store(thread, ns, blobs, enc)
+            state = enc.state
+        thread, ns, cid, parent_id = step[:4]
+        expected = step[8]
         parent = self._pending.get((thread, ns, parent_id)) if parent_id else None
-        enc = self.encode_put(conn, thread, ns, parent_id, checkpoint, blobs)  # type: ignore[attr-defined]
         key = (thread, ns, cid)
         self._pending.pop(key, None)  # (stored again: keep the dict in seq order)
-        self._pending[key] = (seq, enc.state)
+        self._pending[key] = (seq, state)
         fenced = expected is not NO_EXPECTATION
         return (
             "put",
             seq,
             fenced,
             expected if fenced else None,
-            checkpoint_row(thread, ns, cid, parent_id, enc, run_id, metadata),
-            blob_rows_to_store(thread, ns, blobs, enc),
+            row,
+            rows,
             None if parent is None else parent[0],
             step,
             target,

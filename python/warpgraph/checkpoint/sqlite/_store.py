@@ -14,6 +14,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from warpgraph import _core
 from warpgraph.checkpoint._sql import (
     NO_EXPECTATION,
     CheckpointConflictError,
@@ -23,7 +24,12 @@ from warpgraph.checkpoint._sql import (
     expected_head_of,
 )
 from warpgraph.checkpoint._sql.codec import VersionsState
-from warpgraph.checkpoint.base import CheckpointTuple, RunnableConfig, SerializerProtocol
+from warpgraph.checkpoint.base import (
+    EXCLUDED_METADATA_KEYS,
+    CheckpointTuple,
+    RunnableConfig,
+    SerializerProtocol,
+)
 from warpgraph.checkpoint.sqlite._bulk import (
     _HEAD,
     _INSERT_BLOBS,
@@ -75,6 +81,7 @@ class SqliteCore(MaintenanceMixin, PendingStatesMixin):
 
     def __init__(self, serde: SerializerProtocol, *, cache_size: int = 128) -> None:
         self.serde = serde
+        self._native = codec.native_serde(serde)  # (then `native_put` applies)
         self.cache_size = cache_size
         self._states: OrderedDict[Key, VersionsState] = OrderedDict()
         self._txn_states: dict[Key, VersionsState] | None = None
@@ -360,6 +367,41 @@ class SqliteCore(MaintenanceMixin, PendingStatesMixin):
             )
         raise TypeError(f"put_batch takes PutOp or WritesOp items, not {type(op).__name__}")
 
+    def native_put(self, conn: sqlite3.Connection, op: PutOp) -> tuple | None:
+        """`prepare`, `encode_put` and the rows of a put (`_bulk.checkpoint_row`,
+        `blob_rows_to_store`) in one native crossing, for the default serializer:
+        `(prepared, checkpoint row, blob rows, state)`; None when it takes those steps."""
+        checkpoint, new_versions = op.checkpoint, op.new_versions
+        if not (self._native and type(checkpoint) is dict and type(new_versions) is dict):
+            return None
+        config = op.config
+        thread, ns, parent_id = _target(config)
+        parent, base = self.parent_and_base(conn, thread, ns, parent_id)
+        got = _core.sqlite_put(
+            thread,
+            ns,
+            parent_id,
+            checkpoint,
+            new_versions,
+            config,
+            op.metadata,
+            EXCLUDED_METADATA_KEYS,
+            self.serde.dumps_typed,
+            parent,
+            base,
+            codec.INLINE_MAX,
+            codec.CORE_KEYS,
+        )
+        if got is None:
+            return None
+        blobs, metadata, run_id, cv, vs, inline, depth, base_id, row, rows = got
+        expected = op.expected_head
+        if expected is NO_EXPECTATION:  # maybe set through the config
+            expected = expected_head_of(config)
+        cid = checkpoint["id"]
+        prepared = (thread, ns, cid, parent_id, checkpoint, blobs, metadata, run_id, expected)
+        return prepared, row, rows, VersionsState(cid, depth, base_id, cv, vs, inline)
+
     def store(self, conn: sqlite3.Connection, prepared: tuple) -> Any:
         """Run one prepared operation in the caller's transaction: a put's config, or None."""
         if len(prepared) == 2:
@@ -406,14 +448,22 @@ class SqliteCore(MaintenanceMixin, PendingStatesMixin):
         blobs: list,
     ) -> codec.EncodedCheckpoint:
         """Encode a checkpoint against its parent's (cached or stored) versions."""
+        parent, base = self.parent_and_base(conn, thread, ns, parent_id)
+        return codec.encode_against(self.serde, checkpoint, parent, base, blobs)
+
+    def parent_and_base(
+        self, conn: sqlite3.Connection, thread: str, ns: str, parent_id: str | None
+    ) -> tuple[VersionsState | None, VersionsState | None]:
+        """The versions of a put's parent, and of its skip-delta base (up the parent's
+        base chain), to encode it against; None when it has no (stored) parent."""
         parent = base = self.state_of(conn, thread, ns, parent_id) if parent_id else None
-        if parent is not None:  # the skip-delta base: up the parent's base chain
+        if parent is not None:
             depth = codec.skip_base_depth(parent.depth + 1)
             while base.depth > depth and base.base_id is not None:  # type: ignore[union-attr]
                 base = self.state_of(conn, thread, ns, base.base_id)  # type: ignore[union-attr]
                 if base is None:
                     break
-        return codec.encode_against(self.serde, checkpoint, parent, base, blobs)
+        return parent, base
 
     def _replace_checkpoint(
         self,
