@@ -206,17 +206,22 @@ fn loading_a_library_that_is_not_there_is_an_error() {
     assert!(err.contains("cannot open"), "{err}");
 }
 
-#[test]
-fn the_log_is_checkpointed_when_the_owner_says_so() {
-    let db = Db::new("wal");
+/// A writer counting the log's frames, after 20 commits; and those frames.
+fn logged_writer(db: &Db) -> (BatchWriter, i32) {
     let mut w = db.writer();
     w.connection().track_wal();
     for i in 0..20u64 {
-        let id = format!("{i:04}");
-        w.commit(&[put(i, &id, None, None)]).unwrap();
+        w.commit(&[put(i, &format!("{i:04}"), None, None)]).unwrap();
     }
     let frames = w.connection().wal_frames();
     assert!(frames > 0, "the hook counted no frames");
+    (w, frames)
+}
+
+#[test]
+fn the_log_is_checkpointed_when_the_owner_says_so() {
+    let db = Db::new("wal");
+    let (mut w, frames) = logged_writer(&db);
     assert!(!w.checkpoint_wal(frames + 1).unwrap()); // below the threshold: nothing done
     assert!(w.checkpoint_wal(frames).unwrap());
     // the next commit starts the log again from its beginning
@@ -262,13 +267,7 @@ fn borrowed_bytes_bind_like_owned_ones() {
 #[test]
 fn the_checkpointer_copies_the_log_beside_the_writer() {
     let db = Db::new("ckpt");
-    let mut w = db.writer();
-    w.connection().track_wal();
-    for i in 0..20u64 {
-        w.commit(&[put(i, &format!("{i:04}"), None, None)]).unwrap();
-    }
-    let frames = w.connection().wal_frames();
-    assert!(frames > 0, "the hook counted no frames");
+    let (mut w, frames) = logged_writer(&db);
     let mut ck = Checkpointer::start(db.open()).unwrap();
     ck.request();
     ck.request(); // (asked twice before it ran: one round, or two if it was quick)
