@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import time
 import uuid
 from concurrent.futures import Future
 from typing import Any
@@ -111,6 +112,49 @@ def test_it_stores_what_the_python_writer_stores(tmp_path, max_batch: int) -> No
                 assert writer.batches >= 1
         stored.append(_stored(path, "t"))
     assert stored[0] == stored[1] and len(stored[0]) == 12
+
+
+def _timed_writer(saver: SqliteSaver, linger: float, window: float) -> NativeGroupCommitWriter:
+    w = native_writer_for(saver, 512)
+    assert w is not None
+    w.close()
+    return NativeGroupCommitWriter(
+        saver, native_library()[0], w.path, 5000, 2, 512, linger=linger, window=window
+    )
+
+
+def _committed_after(writer: NativeGroupCommitWriter, ops: list, gap: float) -> int:
+    """Submit `ops` one by one, `gap` seconds apart; the writer's transactions until it
+    went idle (no flush: nothing urgent)."""
+    sink = FailureSink()
+    for op in ops:
+        writer.submit_many([op], sink)
+        time.sleep(gap)
+    deadline = time.monotonic() + 10
+    while writer._native.committed < len(ops) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert sink.error is None
+    return writer.batches
+
+
+def test_a_transaction_stays_open_while_operations_keep_coming(path) -> None:
+    """Operations closer together than the linger time share one transaction (the thread
+    inserts them as they come, and commits once none came for the linger time)."""
+    with SqliteSaver.from_conn_string(path) as saver:
+        with _timed_writer(saver, linger=1.0, window=30) as writer:
+            assert _committed_after(writer, _chain("a", 3), 0.02) == 1
+        assert len(_stored(path, "a")) == 3
+
+
+def test_the_window_and_the_linger_time_end_a_transaction(path) -> None:
+    with SqliteSaver.from_conn_string(path) as saver:
+        # operations keep coming, but a transaction is never older than the window
+        with _timed_writer(saver, linger=0.3, window=0.05) as writer:
+            assert _committed_after(writer, _chain("w", 6), 0.03) >= 2
+        # operations further apart than the linger time: one transaction each
+        with _timed_writer(saver, linger=0.01, window=30) as writer:
+            assert _committed_after(writer, _chain("l", 2), 0.25) == 4
+        assert len(_stored(path, "w")) == 6 and len(_stored(path, "l")) == 2
 
 
 def test_futures_get_results_and_errors(path) -> None:

@@ -405,6 +405,18 @@ struct Timing {
     wal_autocheckpoint: i32,
 }
 
+impl Timing {
+    /// When an open transaction (opened at `opened`, its last operation inserted at
+    /// `last`) commits if nothing urgent comes first.
+    fn due(&self, opened: Instant, last: Instant) -> Instant {
+        (last + self.linger).min(opened + self.window)
+    }
+}
+
+/// How often the thread looks for operations while a transaction is open (at most the
+/// linger time): inserting them soon after they come keeps the end of a run short.
+const POLL: Duration = Duration::from_micros(50);
+
 /// The thread: one transaction per round (see `Timing`), then its report; until closed.
 fn run(
     shared: &Shared,
@@ -418,17 +430,32 @@ fn run(
         let mut n_ops = 0;
         let mut failure = None;
         let mut started: Option<Instant> = None;
+        let mut last_op = Instant::now();
         loop {
             let (taken, urgent) = {
                 let mut state = shared.lock();
                 if state.queue.is_empty() && !state.closed {
-                    // nothing open: wait for work; else look again after the linger time
-                    let wait = started
-                        .map(|t| timing.linger.min(timing.window.saturating_sub(t.elapsed())));
-                    state.idle = started.is_none();
                     let empty = |s: &mut State| s.queue.is_empty() && !s.closed;
-                    state = wait_while(&shared.work, state, wait, empty);
-                    state.idle = false;
+                    match started {
+                        // nothing open: wait for work
+                        None => {
+                            state.idle = true;
+                            state = wait_while(&shared.work, state, None, empty);
+                            state.idle = false;
+                        }
+                        // one open: look again every `POLL` until it is due, inserting
+                        // operations soon after they come (what a run's end waits for
+                        // then holds little left to insert)
+                        Some(t) => {
+                            let left = timing
+                                .due(t, last_op)
+                                .saturating_duration_since(Instant::now());
+                            if !left.is_zero() {
+                                let wait = Some(left.min(POLL));
+                                state = wait_while(&shared.work, state, wait, empty);
+                            }
+                        }
+                    }
                 }
                 let n = state
                     .queue
@@ -439,8 +466,12 @@ fn run(
                 (taken, urgent)
             };
             if taken.is_empty() {
-                break; // lingered (or closed) with nothing new
+                match started {
+                    Some(t) if !urgent && Instant::now() < timing.due(t, last_op) => continue,
+                    _ => break, // lingered (or closed) with nothing new
+                }
             }
+            last_op = Instant::now();
             let mut taken = taken;
             let new_ops: Vec<Op> = taken.iter_mut().filter_map(|e| e.op.take()).collect();
             if failure.is_none() && !new_ops.is_empty() {
