@@ -28,6 +28,7 @@ from warpgraph._internal._constants import (
     NS_END,
     NS_SEP,
     NULL_TASK_ID,
+    PULL,
     PUSH,
     RESUME,
     TASKS,
@@ -67,6 +68,22 @@ from warpgraph.pregel.debug import (
 from warpgraph.types import Command, Send
 
 RUN = "run"
+
+
+_PULL_PATHS: dict[str, str] = {}
+
+
+def path_str(path: tuple) -> str:
+    """`task_path_str(path)`, kept per node for the (PULL, node) paths of pulled tasks
+    (one per task's writes saved; other paths are computed each time)."""
+    if len(path) == 2 and path[0] == PULL and type(path[1]) is str:
+        found = _PULL_PATHS.get(path[1])
+        if found is None:
+            found = _engine.task_path_str(path)
+            if len(_PULL_PATHS) < 65536:  # (node names of the graphs in use)
+                _PULL_PATHS[path[1]] = found
+        return found
+    return _engine.task_path_str(path)
 
 
 class PregelLoop:
@@ -182,9 +199,12 @@ class PregelLoop:
         self._spec = graph._graph_spec
         self._step_cache: Any = None
         self._writes_config: Any = None
-        # warpgraph's InMemorySaver neither keeps nor mutates the configs and checkpoints
-        # it is given, so they can be shared instead of copied
-        self._own_saver = checkpointer is not None and _is_memory_saver(checkpointer)
+        # warpgraph's savers never change the configs and checkpoints they are given (nor
+        # does the loop, once it handed them over), so those can be shared, not copied
+        self._shares_inputs = checkpointer is not None and (
+            _is_memory_saver(checkpointer)
+            or getattr(type(checkpointer), "leaves_inputs_unchanged", False) is True
+        )
         # LangGraph's loop.updated_channels as stored in checkpoints: None until the input
         # or a step is applied (a fork checkpoint saved on resume stores None)
         self._cp_updated: list[str] | None = None
@@ -562,7 +582,7 @@ class PregelLoop:
                         CONFIG_KEY_CHECKPOINT_ID: self.checkpoint_id,
                     },
                 }
-                if self._own_saver:
+                if self._shares_inputs:
                     self._writes_config = (cc, self.checkpoint_id, config)
             task = self.tasks.get(task_id)
             self._io.append(
@@ -571,7 +591,7 @@ class PregelLoop:
                     config,
                     list(to_save),
                     task_id,
-                    _engine.task_path_str(task.path) if task is not None else "",
+                    path_str(task.path) if task is not None else "",
                 )
             )
         # without a stream only interrupts produce output (captured for invoke)
@@ -688,15 +708,15 @@ class PregelLoop:
             self.prev_checkpoint_config = cc if cc[CONF].get(CONFIG_KEY_CHECKPOINT_ID) else None
             cconf = cc[CONF]
             if not (
-                self._own_saver
+                self._shares_inputs
                 and CONFIG_KEY_CHECKPOINT_NS in cconf
                 and cconf[CONFIG_KEY_CHECKPOINT_NS] == self.parent_ns
-            ):  # (the in-memory saver keeps no config: an equal one may be shared)
+            ):  # (an equal config may be shared: see `_shares_inputs`)
                 cc = {**cc, CONF: {**cconf, CONFIG_KEY_CHECKPOINT_NS: self.parent_ns}}
             if new_versions is None:
                 new_versions = self.engine.new_versions(self.checkpoint_previous_versions)
             self.checkpoint_previous_versions = (
-                cp["channel_versions"] if self._own_saver else dict(cp["channel_versions"])
+                cp["channel_versions"] if self._shares_inputs else dict(cp["channel_versions"])
             )
             if envelope is None:
                 yield ("put", cc, cp, self.checkpoint_metadata, new_versions)
@@ -728,7 +748,7 @@ class PregelLoop:
             by_task.setdefault(tid, []).append((c, v))
         for tid, ws in by_task.items():
             task = self.tasks.get(tid)
-            yield ("put_writes", config, ws, tid, _engine.task_path_str(task.path) if task else "")
+            yield ("put_writes", config, ws, tid, path_str(task.path) if task else "")
 
     # ------------------------------------------------------------------ exit
     def _exit(self, exc: BaseException | None) -> Generator[tuple, Any, bool]:

@@ -402,6 +402,15 @@ class SaverSession:
     # --- sync executor ----------------------------------------------------------------
     def write_now(self, op: tuple) -> None:
         """A write op from a lone step (`pregel/_lone.py`): what the driver does with it."""
+        if self.mode == "writer" and op[0] == "put":  # `write`, one layer less per step
+            if self.failed is not None or self.sink.error is not None:  # type: ignore[union-attr]
+                self.check()
+            _, config, cp, metadata, new_versions = op
+            expected, self.expected = self.expected, cp["id"]  # (writer mode fences)
+            items, self.buffer = self.buffer, []
+            items.append(PutOp(config, cp, metadata, new_versions, expected))
+            self.submit(items)
+            return
         items = self.write(op)
         if items:
             self.commit(items)
@@ -409,6 +418,13 @@ class SaverSession:
     def task_done(self, ops: list[tuple]) -> None:
         """The writes of a lone step's task (the only one of its step): what the runner's
         `hook` does with them."""
+        if self.mode == "writer":  # `task_writes(ops, True)`, one layer less per step
+            if self.failed is not None or self.sink.error is not None:  # type: ignore[union-attr]
+                self.check()
+            buffer = self.buffer
+            for _, config, writes, task_id, path in ops:  # (they ride with the checkpoint)
+                buffer.append(WritesOp(config, writes, task_id, path))
+            return
         items = self.task_writes(ops, True)
         if items:
             self.commit(items)

@@ -108,6 +108,11 @@ class SqlSaverBase(BaseCheckpointSaver[str]):
     """Sync + async API of a SQL saver. Subclasses define `_exec` / `_aexec` (and
     `_exec_batch` / `_aexec_batch`), `_done_tuple` and the `_*_job` builders."""
 
+    leaves_inputs_unchanged = True
+    """Its writes never change the configs, checkpoints and versions they are given (a
+    run's loop then shares them between its calls instead of copying them). A subclass
+    that changes them must set this to False."""
+
     @twin(done="_done_tuple")
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         """The checkpoint selected by `config` (latest of the thread/ns if no id), or None."""

@@ -40,6 +40,10 @@ class PendingStatesMixin:
     ) -> tuple:
         """`op` serialized and encoded as a `_core.SqliteWriter.push` item (`target`: a
         future or failure sink; `want_result`: a future, given the op's result)."""
+        if type(op) is WritesOp and self._native:  # type: ignore[attr-defined]
+            rows = self.native_writes(op)  # type: ignore[attr-defined]
+            if rows is not None:
+                return ("writes", seq, rows[0], rows[1], rows, target, want_result)
         native = self.native_put(conn, op) if type(op) is PutOp else None  # type: ignore[attr-defined]
         if native is not None:
             step, row, rows, state = native

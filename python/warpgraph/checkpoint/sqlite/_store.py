@@ -26,6 +26,7 @@ from warpgraph.checkpoint._sql import (
 from warpgraph.checkpoint._sql.codec import VersionsState
 from warpgraph.checkpoint.base import (
     EXCLUDED_METADATA_KEYS,
+    WRITES_IDX_MAP,
     CheckpointTuple,
     RunnableConfig,
     SerializerProtocol,
@@ -367,6 +368,27 @@ class SqliteCore(MaintenanceMixin, PendingStatesMixin):
             )
         raise TypeError(f"put_batch takes PutOp or WritesOp items, not {type(op).__name__}")
 
+    def native_writes(self, op: WritesOp) -> tuple | None:
+        """`prepare(op)` for the default serializer, natively; None when it needs the
+        general path (which also gives the precise error)."""
+        thread, ns, cid = _target(op.config)
+        if not cid:
+            return None
+        try:
+            return _core.write_rows(  # type: ignore[no-any-return]
+                thread,
+                ns,
+                cid,
+                op.writes,
+                op.task_id,
+                op.task_path,
+                WRITES_IDX_MAP,
+                self.serde.dumps_typed,
+                True,
+            )
+        except TypeError:
+            return None
+
     def native_put(self, conn: sqlite3.Connection, op: PutOp) -> tuple | None:
         """`prepare`, `encode_put` and the rows of a put (`_bulk.checkpoint_row`,
         `blob_rows_to_store`) in one native crossing, for the default serializer:
@@ -458,7 +480,8 @@ class SqliteCore(MaintenanceMixin, PendingStatesMixin):
         base chain), to encode it against; None when it has no (stored) parent."""
         parent = base = self.state_of(conn, thread, ns, parent_id) if parent_id else None
         if parent is not None:
-            depth = codec.skip_base_depth(parent.depth + 1)
+            depth = parent.depth + 1
+            depth -= depth & -depth  # (`codec.skip_base_depth`, inline: once per put)
             while base.depth > depth and base.base_id is not None:  # type: ignore[union-attr]
                 base = self.state_of(conn, thread, ns, base.base_id)  # type: ignore[union-attr]
                 if base is None:
