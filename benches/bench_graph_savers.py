@@ -198,3 +198,61 @@ def test_durable_checkpoint_rate(benchmark: Any, tmp_path: Any, durability: str)
         # the run's end waited for its writer: everything is stored when invoke returns
         with SqliteSaver.from_conn_string(str(tmp_path / "d.db")) as reader:
             assert len(list(reader.list(config))) == STEPS + 2
+
+
+def _ab(turns: int = 30) -> None:
+    """The step and durable ratios with the sides taking turns in one process (so a slow
+    phase of the shared machine hits them alike; pytest-benchmark times one case after
+    another): `PYTHONPATH=benches .venv/bin/python benches/bench_graph_savers.py`. Each
+    turn runs every side for `RUNS_PER_ROUND` runs; prints each side's median ms per run,
+    and the medians (and ranges) of the ratios taken within each turn."""
+    import statistics
+    import tempfile
+    import time
+    from contextlib import ExitStack
+    from pathlib import Path
+
+    tmp = Path(tempfile.mkdtemp())
+    with ExitStack() as stack:
+
+        def saver(name: str, **kw: Any) -> SqliteSaver:
+            return stack.enter_context(SqliteSaver.from_conn_string(str(tmp / name), **kw))
+
+        batches = _record_batches(saver("rec.db"))
+        floor = Floor(_connect(str(tmp / "floor.db")))
+        nosaver = build("warpgraph").compile()
+        step = build("warpgraph").compile(checkpointer=saver("step.db"))
+        d_sync = build("warpgraph").compile(checkpointer=saver("ds.db", synchronous="FULL"))
+        d_async = build("warpgraph").compile(checkpointer=saver("da.db", synchronous="FULL"))
+        sides = {
+            "nosaver": lambda: nosaver.invoke(INPUT),
+            "sqlite_sync": lambda: step.invoke(INPUT, _config(), durability="sync"),
+            "floor": lambda: _floor_run(floor, batches),
+            "durable_sync": lambda: d_sync.invoke(INPUT, _config(), durability="sync"),
+            "durable_async": lambda: d_async.invoke(INPUT, _config(), durability="async"),
+        }
+        times: dict[str, list[float]] = {n: [] for n in sides}
+        for turn in range(turns + 1):
+            for name, fn in sides.items():
+                t0 = time.perf_counter()
+                for _ in range(RUNS_PER_ROUND):
+                    fn()
+                if turn:  # (the first turn warms up)
+                    times[name].append((time.perf_counter() - t0) / RUNS_PER_ROUND)
+    for name, ts in times.items():
+        print(f"{name:14} {statistics.median(ts) * 1e3:7.3f} ms per run")
+    t = times
+    ratios = {
+        "step: sqlite_sync / (floor + nosaver), target <= 1.2": [
+            s / (f + n) for s, f, n in zip(t["sqlite_sync"], t["floor"], t["nosaver"])
+        ],
+        "durable: sync / async, target >= 5": [
+            s / a for s, a in zip(t["durable_sync"], t["durable_async"])
+        ],
+    }
+    for name, rs in ratios.items():
+        print(f"{name}: {statistics.median(rs):.2f} ({min(rs):.2f}-{max(rs):.2f})")
+
+
+if __name__ == "__main__":
+    _ab()
