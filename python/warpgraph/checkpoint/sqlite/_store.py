@@ -398,6 +398,8 @@ class SqliteCore(MaintenanceMixin, PendingStatesMixin):
             return None
         config = op.config
         thread, ns, parent_id = _target(config)
+        if type(ns) is not str or not (parent_id is None or type(parent_id) is str):
+            return None  # (what the general path makes of such ids)
         parent, base = self.parent_and_base(conn, thread, ns, parent_id)
         got = _core.sqlite_put(
             thread,
