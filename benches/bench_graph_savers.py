@@ -3,6 +3,8 @@
 Run timed:   pytest benches/bench_graph_savers.py --benchmark-enable --benchmark-group-by=group
 As a test:   pytest benches/bench_graph_savers.py   (--benchmark-disable: each case once,
              results checked against LangGraph's engine; no timed assertions)
+A/B:         PYTHONPATH=benches .venv/bin/python benches/bench_graph_savers.py  (the sides
+             take turns in one process: ratios that a noisy machine drifts less; `_ab`)
 
 The graph: one node looping STEPS times over a 10-key state (5 ints, 5 ~20-char strings),
 bumping one int per step; every round is a fresh thread, so each round stores STEPS + 2
