@@ -1,7 +1,7 @@
 """`SqliteCore.native_put`: a put prepared, encoded and turned into rows in one native
 crossing (`_core.sqlite_put`) for the native writer. It must give exactly what the
-general path gives (`prepare`, `encode_put`, `_bulk.checkpoint_row`,
-`blob_rows_to_store`), and leave to that path whatever it does not handle itself."""
+general path gives (`prepare`, then `put_rows`), and leave to that path whatever it does
+not handle itself."""
 
 from __future__ import annotations
 
@@ -14,7 +14,6 @@ import pytest
 from warpgraph.checkpoint._sql import NO_EXPECTATION, PutOp, codec
 from warpgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from warpgraph.checkpoint.sqlite import SqliteSaver
-from warpgraph.checkpoint.sqlite._bulk import blob_rows_to_store, checkpoint_row
 
 
 def _version(n: int) -> str:
@@ -67,10 +66,7 @@ def _chain(thread: str) -> list[PutOp]:
 
 def _general(core: Any, conn: sqlite3.Connection, op: PutOp) -> tuple:
     step = core.prepare(op)
-    thread, ns, cid, parent_id, checkpoint, blobs, metadata, run_id, _ = step
-    enc = core.encode_put(conn, thread, ns, parent_id, checkpoint, blobs)
-    row = checkpoint_row(thread, ns, cid, parent_id, enc, run_id, metadata)
-    return step, row, blob_rows_to_store(thread, ns, blobs, enc), enc.state
+    return (step, *core.put_rows(conn, step))
 
 
 def test_it_gives_what_the_general_path_gives(tmp_path) -> None:

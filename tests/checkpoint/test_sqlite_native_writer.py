@@ -20,6 +20,7 @@ from warpgraph.checkpoint._sql.writer import FailureSink, GroupCommitWriter
 from warpgraph.checkpoint.sqlite import SqliteSaver
 from warpgraph.checkpoint.sqlite._native import (
     NativeGroupCommitWriter,
+    database_file,
     native_library,
     native_writer_for,
 )
@@ -115,12 +116,10 @@ def test_it_stores_what_the_python_writer_stores(tmp_path, max_batch: int) -> No
 
 
 def _timed_writer(saver: SqliteSaver, linger: float, window: float) -> NativeGroupCommitWriter:
-    w = native_writer_for(saver, 512)
-    assert w is not None
-    w.close()
-    return NativeGroupCommitWriter(
-        saver, native_library()[0], w.path, 5000, 2, 512, linger=linger, window=window
-    )
+    found = native_library()
+    assert found is not None
+    path = database_file(saver.conn)
+    return NativeGroupCommitWriter(saver, found[0], path, 5000, 2, linger=linger, window=window)
 
 
 def _committed_after(writer: NativeGroupCommitWriter, ops: list, gap: float) -> int:

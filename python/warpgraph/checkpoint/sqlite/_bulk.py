@@ -97,17 +97,17 @@ def run_bulk(core: Any, conn: sqlite3.Connection, steps: Sequence[Any]) -> list[
             special += step[1]
             out.append(None)
             continue
-        thread, ns, cid, parent_id, checkpoint, new_blobs, metadata, run_id, expected = step
+        thread, ns, cid, _, _, _, _, _, expected = step
         key = (thread, ns)
         head = heads.get(key, _UNKNOWN)
         if head is _UNKNOWN:  # nothing of this batch is inserted for `key` yet
             head = cur.execute(_HEAD, key).fetchone()[0]
         if expected is not NO_EXPECTATION and head != expected:
             raise CheckpointConflictError(thread, ns, expected, head)
-        enc = core.encode_put(conn, thread, ns, parent_id, checkpoint, new_blobs)
-        checkpoints.append(checkpoint_row(thread, ns, cid, parent_id, enc, run_id, metadata))
-        blobs += blob_rows_to_store(thread, ns, new_blobs, enc)
-        core._remember((thread, ns, cid), enc.state)
+        row, rows, state = core.put_rows(conn, step)
+        checkpoints.append(row)
+        blobs += rows
+        core._remember((thread, ns, cid), state)
         heads[key] = cid if head is None or cid > head else head
         out.append(codec.config_of(thread, ns, cid))
     if checkpoints and cur.executemany(_INSERT_CP, checkpoints).rowcount != len(checkpoints):

@@ -20,13 +20,12 @@ from typing import Any
 
 from warpgraph.checkpoint._sql import NO_EXPECTATION, PutOp, WritesOp, codec
 from warpgraph.checkpoint._sql.codec import VersionsState
-from warpgraph.checkpoint.sqlite._bulk import blob_rows_to_store, checkpoint_row
 
 Key = tuple[str, str, str]
 
 
 class PendingStatesMixin:
-    """Needs `prepare`, `encode_put`, `run_steps` and `_remember`."""
+    """Needs `prepare`, `native_put`, `put_rows`, `run_steps` and `_remember`."""
 
     _pending: dict[Key, tuple[int, VersionsState]]
 
@@ -40,10 +39,6 @@ class PendingStatesMixin:
     ) -> tuple:
         """`op` serialized and encoded as a `_core.SqliteWriter.push` item (`target`: a
         future or failure sink; `want_result`: a future, given the op's result)."""
-        if type(op) is WritesOp and self._native:  # type: ignore[attr-defined]
-            rows = self.native_writes(op)  # type: ignore[attr-defined]
-            if rows is not None:
-                return ("writes", seq, rows[0], rows[1], rows, target, want_result)
         native = self.native_put(conn, op) if type(op) is PutOp else None  # type: ignore[attr-defined]
         if native is not None:
             step, row, rows, state = native
@@ -52,11 +47,7 @@ class PendingStatesMixin:
             if len(step) == 2:
                 regular, special = step
                 return ("writes", seq, regular, special, step, target, want_result)
-            thread, ns, cid, parent_id, checkpoint, blobs, metadata, run_id, expected = step
-            enc = self.encode_put(conn, thread, ns, parent_id, checkpoint, blobs)  # type: ignore[attr-defined]
-            row = checkpoint_row(thread, ns, cid, parent_id, enc, run_id, metadata)
-            rows = blob_rows_to_store(thread, ns, blobs, enc)
-            state = enc.state
+            row, rows, state = self.put_rows(conn, step)  # type: ignore[attr-defined]
         thread, ns, cid, parent_id = step[:4]
         expected = step[8]
         parent = self._pending.get((thread, ns, parent_id)) if parent_id else None

@@ -26,7 +26,6 @@ from warpgraph.checkpoint._sql import (
 from warpgraph.checkpoint._sql.codec import VersionsState
 from warpgraph.checkpoint.base import (
     EXCLUDED_METADATA_KEYS,
-    WRITES_IDX_MAP,
     CheckpointTuple,
     RunnableConfig,
     SerializerProtocol,
@@ -75,6 +74,12 @@ def _target(config: RunnableConfig) -> tuple[str, str, str | None]:
     if not conf or conf.get("thread_id") is None:
         raise ValueError('config["configurable"]["thread_id"] is required')
     return str(conf["thread_id"]), conf.get("checkpoint_ns") or "", conf.get("checkpoint_id")
+
+
+def _expected(op: PutOp) -> Any:
+    """The head a put expects: its own, else one set through its config."""
+    expected = op.expected_head
+    return expected_head_of(op.config) if expected is NO_EXPECTATION else expected
 
 
 class SqliteCore(MaintenanceMixin, PendingStatesMixin):
@@ -354,9 +359,7 @@ class SqliteCore(MaintenanceMixin, PendingStatesMixin):
             checkpoint = op.checkpoint
             blobs = codec.blob_rows(self.serde, checkpoint["channel_values"], op.new_versions)
             metadata, run_id = codec.dump_metadata(op.config, op.metadata)
-            expected = op.expected_head
-            if expected is NO_EXPECTATION:  # maybe set through the config
-                expected = expected_head_of(op.config)
+            expected = _expected(op)
             cid = checkpoint["id"]
             return (thread, ns, cid, parent_id, checkpoint, blobs, metadata, run_id, expected)
         if isinstance(op, WritesOp):
@@ -367,27 +370,6 @@ class SqliteCore(MaintenanceMixin, PendingStatesMixin):
                 self.serde, thread, ns, cid, op.writes, op.task_id, op.task_path
             )
         raise TypeError(f"put_batch takes PutOp or WritesOp items, not {type(op).__name__}")
-
-    def native_writes(self, op: WritesOp) -> tuple | None:
-        """`prepare(op)` for the default serializer, natively; None when it needs the
-        general path (which also gives the precise error)."""
-        thread, ns, cid = _target(op.config)
-        if not cid:
-            return None
-        try:
-            return _core.write_rows(  # type: ignore[no-any-return]
-                thread,
-                ns,
-                cid,
-                op.writes,
-                op.task_id,
-                op.task_path,
-                WRITES_IDX_MAP,
-                self.serde.dumps_typed,
-                True,
-            )
-        except TypeError:
-            return None
 
     def native_put(self, conn: sqlite3.Connection, op: PutOp) -> tuple | None:
         """`prepare`, `encode_put` and the rows of a put (`_bulk.checkpoint_row`,
@@ -419,12 +401,17 @@ class SqliteCore(MaintenanceMixin, PendingStatesMixin):
         if got is None:
             return None
         blobs, metadata, run_id, cv, vs, inline, depth, base_id, row, rows = got
-        expected = op.expected_head
-        if expected is NO_EXPECTATION:  # maybe set through the config
-            expected = expected_head_of(config)
         cid = checkpoint["id"]
-        prepared = (thread, ns, cid, parent_id, checkpoint, blobs, metadata, run_id, expected)
+        prepared = (thread, ns, cid, parent_id, checkpoint, blobs, metadata, run_id, _expected(op))
         return prepared, row, rows, VersionsState(cid, depth, base_id, cv, vs, inline)
+
+    def put_rows(self, conn: sqlite3.Connection, prepared: tuple) -> tuple:
+        """A prepared put encoded: `(checkpoint row, blob rows, state)` (`native_put`
+        makes the same in one crossing)."""
+        thread, ns, cid, parent_id, checkpoint, blobs, metadata, run_id, _ = prepared
+        enc = self.encode_put(conn, thread, ns, parent_id, checkpoint, blobs)
+        row = checkpoint_row(thread, ns, cid, parent_id, enc, run_id, metadata)
+        return row, blob_rows_to_store(thread, ns, blobs, enc), enc.state
 
     def store(self, conn: sqlite3.Connection, prepared: tuple) -> Any:
         """Run one prepared operation in the caller's transaction: a put's config, or None."""
