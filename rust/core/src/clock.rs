@@ -2,6 +2,8 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use crate::digits;
+
 /// `(year, month, day)` of the proleptic Gregorian calendar for days since 1970-01-01
 /// (Howard Hinnant's `civil_from_days`).
 pub fn civil_from_days(days: i64) -> (i64, u32, u32) {
@@ -32,33 +34,23 @@ pub fn iso_utc(secs: i64, micros: u32) -> String {
         };
         return format!("{y:04}-{m:02}-{d:02}T{hh:02}:{mm:02}:{ss:02}{frac}+00:00");
     }
-    // digits written straight into a buffer: `format!` costs several times more, and a
-    // checkpoint timestamp is made per super-step
-    let mut buf = [0u8; 32];
-    let mut n = 0;
-    let mut put = |v: u64, width: u32, sep: u8| {
-        for i in (0..width).rev() {
-            buf[n] = b'0' + (v / 10u64.pow(i) % 10) as u8;
-            n += 1;
-        }
-        if sep != 0 {
-            buf[n] = sep;
-            n += 1;
-        }
+    // (a checkpoint timestamp is made per super-step: no `format!`)
+    let mut out = String::with_capacity(32);
+    let mut put = |v: u64, width: usize, sep: Option<char>| {
+        digits::push_padded(&mut out, u128::from(v), width);
+        out.extend(sep);
     };
-    put(y as u64, 4, b'-');
-    put(u64::from(m), 2, b'-');
-    put(u64::from(d), 2, b'T');
-    put((s / 3_600) as u64, 2, b':');
-    put((s % 3_600 / 60) as u64, 2, b':');
+    put(y as u64, 4, Some('-'));
+    put(u64::from(m), 2, Some('-'));
+    put(u64::from(d), 2, Some('T'));
+    put((s / 3_600) as u64, 2, Some(':'));
+    put((s % 3_600 / 60) as u64, 2, Some(':'));
     if micros == 0 {
-        put((s % 60) as u64, 2, 0);
+        put((s % 60) as u64, 2, None);
     } else {
-        put((s % 60) as u64, 2, b'.');
-        put(u64::from(micros), 6, 0);
+        put((s % 60) as u64, 2, Some('.'));
+        put(u64::from(micros), 6, None);
     }
-    let mut out = String::with_capacity(n + 6);
-    out.push_str(std::str::from_utf8(&buf[..n]).expect("ascii digits"));
     out.push_str("+00:00");
     out
 }

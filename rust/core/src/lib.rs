@@ -6,9 +6,11 @@
 pub mod apply;
 pub mod channel;
 pub mod clock;
+pub mod digits;
 pub mod envelope;
 pub mod error;
 pub mod ids;
+pub mod saver_version;
 pub mod sqlite;
 pub mod triggers;
 pub mod uuid6;

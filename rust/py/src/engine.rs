@@ -30,7 +30,7 @@ use warpgraph_core::version::{self as ver, Version, VersionMap};
 use convert::{
     seen_from_py, str_list, version_from_py, version_map_from_py, version_to_py, Mirror,
 };
-use engine_ops::{fmt_i64, CoreErr, NextVersion};
+use engine_ops::{CoreErr, NextVersion};
 use graphspec::{GraphSpec, SpecInner};
 use pychannel::{PyOps, V};
 use task_input::Aliases;
@@ -287,8 +287,9 @@ impl Engine {
         }
         let ns = &scratch.bytes[..];
         let firing = &mut scratch.firing;
-        let mut step_buf = [0u8; 20];
-        let step_s = fmt_i64(step, &mut step_buf);
+        let mut step_s = String::with_capacity(20);
+        warpgraph_core::digits::push_i64(&mut step_s, step);
+        let step_s = step_s.as_str();
         self.firing_nodes_into(py, firing)?;
         let mut out = Vec::with_capacity(firing.len());
         self.push_tasks(py, ns, parent_ns, step_s, v, &mut out)?;

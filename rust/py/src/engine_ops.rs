@@ -48,26 +48,6 @@ pub(crate) enum NextVersion<'py> {
     Call(Bound<'py, PyAny>),
 }
 
-/// `str(n)` into a stack buffer.
-pub(crate) fn fmt_i64(n: i64, buf: &mut [u8; 20]) -> &str {
-    let mut u = n.unsigned_abs();
-    let mut i = buf.len();
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (u % 10) as u8;
-        u /= 10;
-        if u == 0 {
-            break;
-        }
-    }
-    if n < 0 {
-        i -= 1;
-        buf[i] = b'-';
-    }
-    // SAFETY: only ASCII digits and '-' were written to `buf[i..]`.
-    unsafe { std::str::from_utf8_unchecked(&buf[i..]) }
-}
-
 /// A task id (36 ASCII bytes) as a Python str.
 fn id_str<'py>(py: Python<'py>, id: &[u8; 36]) -> Bound<'py, PyString> {
     debug_assert!(id.is_ascii());
