@@ -7,6 +7,7 @@ mod metadata;
 mod sqlcodec;
 mod sqlite_writer;
 mod sqlput;
+mod sqlrecord;
 mod sqlrows;
 
 #[pymodule(gil_used = false)]
