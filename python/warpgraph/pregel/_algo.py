@@ -37,7 +37,7 @@ from warpgraph._internal._constants import (
     TAG_HIDDEN,
 )
 from warpgraph._internal._scratchpad import PregelScratchpad
-from warpgraph.config import LAZY_CONFIG_HOLDERS
+from warpgraph.config import LAZY_CONFIG_HOLDERS, _DefaultRecursionLimit
 from warpgraph.pregel._io import read_channels
 from warpgraph.runtime import ExecutionInfo, Runtime
 from warpgraph.types import PregelExecutableTask, Send
@@ -619,8 +619,6 @@ def scratchpad_for(loop: Any, task_id: str, task_ns: str) -> PregelScratchpad:
 def task_base_config(config: dict) -> dict:
     """What LangGraph's merge_configs keeps of the run config for a task: no run_id, no empty
     tags, no default recursion_limit (tags/metadata are then merged per task)."""
-    from warpgraph.config import _DefaultRecursionLimit
-
     out = {k: v for k, v in config.items() if k != "run_id"}
     if isinstance(out.get("recursion_limit"), _DefaultRecursionLimit):
         del out["recursion_limit"]

@@ -28,6 +28,7 @@ from warpgraph.pregel._loop import RUN, PregelLoop
 from warpgraph.pregel._persist import ACTIVE, SaverSession, _in_memory
 from warpgraph.pregel._runner import PregelRunner
 from warpgraph.pregel._stream import Stream
+from warpgraph.runtime import DEFAULT_RUNTIME, Runtime
 
 __all__ = ("adrive", "drive", "setup_loop")
 
@@ -302,8 +303,6 @@ def setup_loop(
     dur = durability if durability is not None else conf.get(CONFIG_KEY_DURABILITY, "async")
     if durability is not None:
         conf[CONFIG_KEY_DURABILITY] = dur
-    from warpgraph.runtime import DEFAULT_RUNTIME, Runtime
-
     if "custom" in modes:
 
         def writer(c: Any) -> None:

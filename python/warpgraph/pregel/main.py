@@ -24,6 +24,7 @@ from warpgraph.pregel._drive import adrive, drive, setup_loop
 from warpgraph.pregel._io import invoke_result, latest_output, map_output_chunk
 from warpgraph.pregel._loop import PregelLoop
 from warpgraph.pregel._read import NodeBuilder, validate_graph
+from warpgraph.pregel._runner import PregelRunner
 from warpgraph.types import RetryPolicy, Send, ensure_valid_checkpointer
 
 __all__ = ("NodeBuilder", "Pregel")
@@ -233,8 +234,6 @@ class Pregel(SnapshotMixin):
         return self.checkpointer
 
     def _runner(self) -> Any:
-        from warpgraph.pregel._runner import PregelRunner
-
         r = self.__dict__.get("_runner_cache")
         if r is None:
             r = self.__dict__["_runner_cache"] = PregelRunner()
