@@ -240,6 +240,27 @@ def sqlite_library(library: str | None = None) -> tuple[int, int]:
     already loaded shared object ``library`` uses (None: the main program); RuntimeError
     when it is not loaded or has no SQLite API."""
 
+class SqliteItems:
+    """`SqliteCore.native_item` of the usual operations, for a list of them in one
+    crossing (see `rust/py/src/sqlitems.rs`)."""
+
+    def __init__(
+        self,
+        states: dict[Any, Any],
+        pending: dict[Any, Any],
+        dumps: Any,
+        excluded: set[str] | frozenset[str],
+        inline_max: int,
+        core_keys: Any,
+        idx_map: dict[str, int],
+        classes: tuple[Any, type, type],
+        no_expectation: Any,
+        expected_key: str,
+    ) -> None: ...
+    def extend(
+        self, ops: list[Any], start: int, seq: int, target: Any, items: list[tuple[Any, ...]]
+    ) -> tuple[int, bool]: ...
+
 class SqliteWriter:
     """A thread committing queued rows on its own connection, without the GIL."""
 

@@ -6,6 +6,7 @@ mod functions;
 mod metadata;
 mod sqlcodec;
 mod sqlite_writer;
+mod sqlitems;
 mod sqlput;
 mod sqlrecord;
 mod sqlrows;
@@ -19,6 +20,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     metadata::register(m)?;
     sqlrows::register(m)?;
     sqlput::register(m)?;
+    sqlitems::register(m)?;
     sqlite_writer::register(m)?;
     Ok(())
 }

@@ -61,6 +61,49 @@ fn sqlite_put<'py>(
     inline_max: usize,
     core_keys: &Bound<'py, PyAny>,
 ) -> PyResult<Option<Bound<'py, PyTuple>>> {
+    let target = Target {
+        thread,
+        ns,
+        parent_id,
+    };
+    let against = (parent, base);
+    put_tuple(
+        &target,
+        checkpoint,
+        new_versions,
+        config,
+        metadata,
+        excluded,
+        dumps,
+        against,
+        inline_max,
+        core_keys,
+    )
+}
+
+/// Where a put goes: its thread, namespace and parent checkpoint id (None: none).
+pub(crate) struct Target<'a, 'py> {
+    pub thread: &'a Bound<'py, PyString>,
+    pub ns: &'a Bound<'py, PyString>,
+    pub parent_id: Option<Bound<'py, PyAny>>,
+}
+
+/// `sqlite_put`, for Rust callers (`against`: the parent and base states).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn put_tuple<'py>(
+    target: &Target<'_, 'py>,
+    checkpoint: &Bound<'py, PyDict>,
+    new_versions: &Bound<'py, PyDict>,
+    config: &Bound<'py, PyAny>,
+    metadata: &Bound<'py, PyAny>,
+    excluded: &Bound<'py, PySet>,
+    dumps: &Bound<'py, PyAny>,
+    against: (Option<Bound<'py, PyAny>>, Option<Bound<'py, PyAny>>),
+    inline_max: usize,
+    core_keys: &Bound<'py, PyAny>,
+) -> PyResult<Option<Bound<'py, PyTuple>>> {
+    let (thread, ns, parent_id) = (target.thread, target.ns, target.parent_id.clone());
+    let (parent, base) = against;
     let py = checkpoint.py();
     let Some(values) = checkpoint.get_item(intern!(py, "channel_values"))? else {
         return Ok(None);

@@ -113,6 +113,20 @@ fn write_rows<'py>(
     dumps: &Bound<'py, PyAny>,
     native: bool,
 ) -> PyResult<(Bound<'py, PyList>, Bound<'py, PyList>)> {
+    let ids = [thread, ns, checkpoint_id, task_id, task_path];
+    write_rows_for(ids, writes, idx_map, dumps, native)
+}
+
+/// `write_rows`, for Rust callers: `ids` are (thread, ns, checkpoint_id, task_id,
+/// task_path).
+pub(crate) fn write_rows_for<'py>(
+    ids: [&Bound<'py, PyAny>; 5],
+    writes: &Bound<'py, PyAny>,
+    idx_map: &Bound<'py, PyDict>,
+    dumps: &Bound<'py, PyAny>,
+    native: bool,
+) -> PyResult<(Bound<'py, PyList>, Bound<'py, PyList>)> {
+    let [thread, ns, checkpoint_id, task_id, task_path] = ids;
     let py = writes.py();
     let mut buf = Vec::new();
     let regular = PyList::empty(py);

@@ -230,18 +230,17 @@ class NativeGroupCommitWriter(WriterApi):
             core = saver._core
             if core.serde is not saver.serde or not saver.is_setup:
                 core = saver._core_for(saver.conn)
-            core.promote(self._native.committed)
-            seq = self._seq
-            items = []
+            committed = self._native.committed
+            if committed != core.promoted:
+                core.promote(committed)
+            items: list[tuple] = []
             try:
-                for op in ops:
-                    seq += 1
-                    items.append(core.native_item(saver.conn, op, seq, target, want_result))
+                core.native_items(saver.conn, ops, self._seq, target, want_result, items)
                 self._native.push(items)
             except BaseException:  # nothing of `ops` is queued
                 core.forget_pending([it[4][:3] for it in items if it[0] == "put"])
                 raise
-            self._seq = seq
+            self._seq += len(ops)
 
     def marker(self) -> Future:
         marker: Future = Future()

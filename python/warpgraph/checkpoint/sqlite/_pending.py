@@ -10,6 +10,10 @@ passes it. A batch the writer cannot commit as is comes back through `native_fal
 which forgets the batch's pending states and runs it like the Python writer would
 (`run_steps`); a put encoded against a queued checkpoint that then failed carries that
 checkpoint's seq (`depends_on`) and is sent back the same way.
+
+`native_items` makes the items of a submission: the usual operations (exact op types,
+plain str ids, parent and base states cached or queued, values and metadata the native
+put takes) in one crossing, `_core.SqliteItems`; any other one through `native_item`.
 """
 
 from __future__ import annotations
@@ -25,9 +29,34 @@ Key = tuple[str, str, str]
 
 
 class PendingStatesMixin:
-    """Needs `prepare`, `native_put`, `put_rows`, `run_steps` and `_remember`."""
+    """Needs `prepare`, `prepare_writes`, `native_put`, `put_rows`, `run_steps` and `_remember`."""
 
     _pending: dict[Key, tuple[int, VersionsState]]
+    _txn_states: dict[Key, VersionsState] | None
+    _items: Any  # a `_core.SqliteItems`, or None (another serializer)
+    promoted: int = -1
+
+    def native_items(
+        self,
+        conn: sqlite3.Connection,
+        ops: list[PutOp | WritesOp],
+        seq: int,
+        target: Any,
+        want_result: bool,
+        items: list[tuple],
+    ) -> None:
+        """Appends to `items` the `native_item`s of `ops` (seqs from `seq + 1`): the usual
+        ones made by `_core.SqliteItems` in one crossing, any other one here."""
+        fast = self._items if self._txn_states is None and not want_result else None
+        i, n = 0, len(ops)
+        while i < n:
+            native = True
+            if fast is not None:
+                i, native = fast.extend(ops, i, seq, target, items)
+                if i == n:
+                    return
+            items.append(self.native_item(conn, ops[i], seq + i + 1, target, want_result, native))
+            i += 1
 
     def native_item(
         self,
@@ -36,12 +65,17 @@ class PendingStatesMixin:
         seq: int,
         target: Any,
         want_result: bool,
+        native: bool = True,
     ) -> tuple:
         """`op` serialized and encoded as a `_core.SqliteWriter.push` item (`target`: a
-        future or failure sink; `want_result`: a future, given the op's result)."""
-        native = self.native_put(conn, op) if type(op) is PutOp else None  # type: ignore[attr-defined]
-        if native is not None:
-            step, row, rows, state = native
+        future or failure sink; `want_result`: a future, given the op's result; `native`:
+        False when the native put is known not to apply)."""
+        if type(op) is WritesOp:
+            step = self.prepare_writes(op)  # type: ignore[attr-defined]
+            return ("writes", seq, step[0], step[1], step, target, want_result)
+        got = self.native_put(conn, op) if native and type(op) is PutOp else None  # type: ignore[attr-defined]
+        if got is not None:
+            step, row, rows, state = got
         else:
             step = self.prepare(op)  # type: ignore[attr-defined]
             if len(step) == 2:
@@ -70,7 +104,9 @@ class PendingStatesMixin:
         )
 
     def promote(self, committed: int) -> None:
-        """Move the pending states of operations up to seq `committed` to the cache."""
+        """Move the pending states of operations up to seq `committed` to the cache
+        (`promoted`: the last seq it was called with; callers skip it when unchanged)."""
+        self.promoted = committed
         pending = self._pending
         while pending:
             key = next(iter(pending))

@@ -16,6 +16,7 @@ from typing import Any
 
 from warpgraph import _core
 from warpgraph.checkpoint._sql import (
+    CONFIG_KEY_EXPECTED_HEAD,
     NO_EXPECTATION,
     CheckpointConflictError,
     PutOp,
@@ -93,6 +94,23 @@ class SqliteCore(MaintenanceMixin, PendingStatesMixin):
         self._txn_states: dict[Key, VersionsState] | None = None
         # checkpoints queued on the native writer, not committed yet (see `_pending.py`)
         self._pending: dict[Key, tuple[int, VersionsState]] = {}
+        # `native_item` of the usual ops, for a list of them in one crossing
+        self._items = (
+            _core.SqliteItems(
+                self._states,
+                self._pending,
+                serde.dumps_typed,
+                EXCLUDED_METADATA_KEYS,
+                codec.INLINE_MAX,
+                codec.CORE_KEYS,
+                codec.WRITES_IDX_MAP,
+                (VersionsState, PutOp, WritesOp),
+                NO_EXPECTATION,
+                CONFIG_KEY_EXPECTED_HEAD,
+            )
+            if self._native
+            else None
+        )
         self._cursor_conn: sqlite3.Connection | None = None
         self._cursor: sqlite3.Cursor | None = None
 
@@ -363,13 +381,15 @@ class SqliteCore(MaintenanceMixin, PendingStatesMixin):
             cid = checkpoint["id"]
             return (thread, ns, cid, parent_id, checkpoint, blobs, metadata, run_id, expected)
         if isinstance(op, WritesOp):
-            thread, ns, cid = _target(op.config)
-            if not cid:
-                raise ValueError('put_writes needs config["configurable"]["checkpoint_id"]')
-            return codec.write_rows_of(
-                self.serde, thread, ns, cid, op.writes, op.task_id, op.task_path
-            )
+            return self.prepare_writes(op)
         raise TypeError(f"put_batch takes PutOp or WritesOp items, not {type(op).__name__}")
+
+    def prepare_writes(self, op: WritesOp) -> tuple:
+        """`prepare` of a writes op: its (regular, special) rows."""
+        thread, ns, cid = _target(op.config)
+        if not cid:
+            raise ValueError('put_writes needs config["configurable"]["checkpoint_id"]')
+        return codec.write_rows_of(self.serde, thread, ns, cid, op.writes, op.task_id, op.task_path)
 
     def native_put(self, conn: sqlite3.Connection, op: PutOp) -> tuple | None:
         """`prepare`, `encode_put` and the rows of a put (`_bulk.checkpoint_row`,

@@ -1,0 +1,369 @@
+//! The native writer's items for a list of operations in one crossing
+//! (`SqliteCore.native_items`): what `native_item` makes of each usual one, without its
+//! Python layers (the config's ids, the parent's and base's version states from the
+//! cache or the queued puts, `sqlite_put` or `write_rows`, the new state queued).
+//!
+//! An operation that is not the usual case stops the walk: its index goes back to
+//! Python, which runs `native_item` for it and calls again for the rest. That is an op
+//! of another type, a config or id that is not a plain dict or str, a parent or base
+//! state neither cached nor queued (read from the database there), and a value or
+//! metadata entry left to the serializer (then `native_item` skips the native put).
+use pyo3::exceptions::PyTypeError;
+use pyo3::intern;
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyDict, PyInt, PyList, PySet, PyString, PyTuple, PyType};
+
+use crate::sqlput::{put_tuple, Target};
+use crate::sqlrows::write_rows_for;
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<SqliteItems>()?;
+    Ok(())
+}
+
+/// What a `SqliteCore` with the default serializer gives its native items: its cache
+/// and queued states (the very dicts, shared) and the constants its Python path passes.
+#[pyclass(module = "warpgraph._core", frozen)]
+pub struct SqliteItems {
+    /// `_states` (an OrderedDict: a hit moves to its end) and `_pending`.
+    states: Py<PyDict>,
+    pending: Py<PyDict>,
+    dumps: Py<PyAny>,
+    excluded: Py<PySet>,
+    inline_max: usize,
+    core_keys: Py<PyAny>,
+    idx_map: Py<PyDict>,
+    /// `VersionsState`, `PutOp`, `WritesOp`.
+    state_cls: Py<PyAny>,
+    put_cls: Py<PyType>,
+    writes_cls: Py<PyType>,
+    no_expectation: Py<PyAny>,
+    expected_key: Py<PyString>,
+}
+
+/// Why the walk stopped at an op: Python runs it (`native`: it may try the native put).
+enum Stop {
+    Python { native: bool },
+}
+
+type Found<'py> = Result<Bound<'py, PyTuple>, Stop>;
+
+/// A version state found without the database, with the seq it is queued with (if it is).
+type Known<'py> = (Bound<'py, PyAny>, Option<Bound<'py, PyAny>>);
+
+#[pymethods]
+impl SqliteItems {
+    #[new]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        states: Py<PyDict>,
+        pending: Py<PyDict>,
+        dumps: Py<PyAny>,
+        excluded: Py<PySet>,
+        inline_max: usize,
+        core_keys: Py<PyAny>,
+        idx_map: Py<PyDict>,
+        classes: (Py<PyAny>, Py<PyType>, Py<PyType>),
+        no_expectation: Py<PyAny>,
+        expected_key: Py<PyString>,
+    ) -> Self {
+        let (state_cls, put_cls, writes_cls) = classes;
+        SqliteItems {
+            states,
+            pending,
+            dumps,
+            excluded,
+            inline_max,
+            core_keys,
+            idx_map,
+            state_cls,
+            put_cls,
+            writes_cls,
+            no_expectation,
+            expected_key,
+        }
+    }
+
+    /// Appends to `items` the items of `ops[start..]` (seqs `seq + index + 1`, failures
+    /// reported to `target`) until one needs Python: returns its index and whether it
+    /// may try the native put, or `(len(ops), True)`.
+    fn extend<'py>(
+        &self,
+        ops: &Bound<'py, PyList>,
+        start: usize,
+        seq: u64,
+        target: &Bound<'py, PyAny>,
+        items: &Bound<'py, PyList>,
+    ) -> PyResult<(usize, bool)> {
+        let py = ops.py();
+        for i in start..ops.len() {
+            let op = ops.get_item(i)?;
+            let op_seq = seq + i as u64 + 1;
+            let ty = op.get_type();
+            let found = if ty.is(self.writes_cls.bind(py)) {
+                self.writes_item(&op, op_seq, target)?
+            } else if ty.is(self.put_cls.bind(py)) {
+                self.put_item(&op, op_seq, target)?
+            } else {
+                Err(Stop::Python { native: true })
+            };
+            match found {
+                Ok(item) => items.append(item)?,
+                Err(Stop::Python { native }) => return Ok((i, native)),
+            }
+        }
+        Ok((ops.len(), true))
+    }
+}
+
+/// A config's `(configurable, thread, ns, checkpoint_id)` when they are plain: a dict,
+/// a str thread id, a str (or absent / empty) namespace and a str or absent id.
+type Ids<'py> = (
+    Bound<'py, PyDict>,
+    Bound<'py, PyString>,
+    Bound<'py, PyString>,
+    Option<Bound<'py, PyString>>,
+);
+
+fn plain_ids<'py>(config: &Bound<'py, PyAny>) -> PyResult<Option<Ids<'py>>> {
+    let py = config.py();
+    let Ok(config) = config.cast::<PyDict>() else {
+        return Ok(None);
+    };
+    let Some(conf) = config.get_item(intern!(py, "configurable"))? else {
+        return Ok(None);
+    };
+    let Ok(conf) = conf.cast_into::<PyDict>() else {
+        return Ok(None);
+    };
+    let str_of =
+        |key: &Bound<'py, PyString>| -> PyResult<Result<Option<Bound<'py, PyString>>, ()>> {
+            match conf.get_item(key)? {
+                None => Ok(Ok(None)),
+                Some(v) if v.is_none() => Ok(Ok(None)),
+                Some(v) => Ok(v.cast_into_exact::<PyString>().map(Some).map_err(|_| ())),
+            }
+        };
+    let Ok(Some(thread)) = str_of(intern!(py, "thread_id"))? else {
+        return Ok(None);
+    };
+    let ns = match str_of(intern!(py, "checkpoint_ns"))? {
+        Ok(Some(ns)) => ns,
+        Ok(None) => intern!(py, "").clone(),
+        Err(()) => return Ok(None),
+    };
+    let Ok(cid) = str_of(intern!(py, "checkpoint_id"))? else {
+        return Ok(None);
+    };
+    Ok(Some((conf, thread, ns, cid)))
+}
+
+impl SqliteItems {
+    /// `("writes", seq, regular, special, step, target, False)`.
+    fn writes_item<'py>(
+        &self,
+        op: &Bound<'py, PyAny>,
+        seq: u64,
+        target: &Bound<'py, PyAny>,
+    ) -> PyResult<Found<'py>> {
+        let py = op.py();
+        let Some((_, thread, ns, Some(cid))) = plain_ids(&op.getattr(intern!(py, "config"))?)?
+        else {
+            return Ok(Err(Stop::Python { native: true }));
+        };
+        if cid.to_str()?.is_empty() {
+            return Ok(Err(Stop::Python { native: true })); // (Python names the error)
+        }
+        let ids = [
+            thread.as_any(),
+            ns.as_any(),
+            cid.as_any(),
+            &op.getattr(intern!(py, "task_id"))?,
+            &op.getattr(intern!(py, "task_path"))?,
+        ];
+        let writes = op.getattr(intern!(py, "writes"))?;
+        let rows = write_rows_for(
+            ids,
+            &writes,
+            self.idx_map.bind(py),
+            self.dumps.bind(py),
+            true,
+        );
+        let (regular, special) = match rows {
+            Ok(r) => r,
+            Err(e) if e.is_instance_of::<PyTypeError>(py) => {
+                return Ok(Err(Stop::Python { native: true })); // (the precise error there)
+            }
+            Err(e) => return Err(e),
+        };
+        let step = PyTuple::new(py, [&regular, &special])?;
+        let item = PyTuple::new(
+            py,
+            [
+                intern!(py, "writes").clone().into_any(),
+                PyInt::new(py, seq).into_any(),
+                regular.into_any(),
+                special.into_any(),
+                step.into_any(),
+                target.clone(),
+                PyBool::new(py, false).to_owned().into_any(),
+            ],
+        )?;
+        Ok(Ok(item))
+    }
+
+    /// The version state of checkpoint `cid` when cached (a hit moves to the cache's end,
+    /// as `_cached` does) or queued: `(state, seq it was queued with)`.
+    fn known<'py>(&self, key: &Bound<'py, PyTuple>) -> PyResult<Option<Known<'py>>> {
+        let py = key.py();
+        let states = self.states.bind(py);
+        let queued = self.pending.bind(py).get_item(key)?;
+        let seq = match &queued {
+            Some(q) => Some(q.cast::<PyTuple>()?.get_item(0)?),
+            None => None,
+        };
+        if let Some(state) = states.get_item(key)? {
+            states.call_method1(intern!(py, "move_to_end"), (key,))?;
+            return Ok(Some((state, seq)));
+        }
+        match queued {
+            Some(q) => Ok(Some((q.cast::<PyTuple>()?.get_item(1)?, seq))),
+            None => Ok(None),
+        }
+    }
+
+    /// `("put", seq, fenced, expected, row, rows, depends_on, step, target, False, None)`.
+    fn put_item<'py>(
+        &self,
+        op: &Bound<'py, PyAny>,
+        seq: u64,
+        target: &Bound<'py, PyAny>,
+    ) -> PyResult<Found<'py>> {
+        let py = op.py();
+        let python = Ok(Err(Stop::Python { native: true }));
+        let checkpoint = op.getattr(intern!(py, "checkpoint"))?;
+        let new_versions = op.getattr(intern!(py, "new_versions"))?;
+        let (Ok(checkpoint), Ok(new_versions)) = (
+            checkpoint.cast_exact::<PyDict>(),
+            new_versions.cast_exact::<PyDict>(),
+        ) else {
+            return python;
+        };
+        let config = op.getattr(intern!(py, "config"))?;
+        let Some((conf, thread, ns, parent_id)) = plain_ids(&config)? else {
+            return python;
+        };
+        // the parent's state and its skip-delta base's (`parent_and_base`)
+        let mut parent = None;
+        let mut depends_on = None;
+        let mut base = None;
+        if let Some(pid) = parent_id
+            .as_ref()
+            .filter(|p| p.to_str().is_ok_and(|s| !s.is_empty()))
+        {
+            let key = PyTuple::new(py, [&thread, &ns, pid])?;
+            let Some((state, queued)) = self.known(&key)? else {
+                return python;
+            };
+            depends_on = queued;
+            let depth: i64 = state.getattr(intern!(py, "depth"))?.extract()?;
+            let mut want = depth + 1;
+            want -= want & -want;
+            let mut b = state.clone();
+            loop {
+                let b_depth: i64 = b.getattr(intern!(py, "depth"))?.extract()?;
+                let b_id = b.getattr(intern!(py, "base_id"))?;
+                if b_depth <= want || b_id.is_none() {
+                    break;
+                }
+                let key = PyTuple::new(py, [thread.as_any(), ns.as_any(), &b_id])?;
+                let Some((next, _)) = self.known(&key)? else {
+                    return python;
+                };
+                b = next;
+            }
+            parent = Some(state);
+            base = Some(b);
+        }
+        let put_target = Target {
+            thread: &thread,
+            ns: &ns,
+            parent_id: parent_id.clone().map(Bound::into_any),
+        };
+        let got = put_tuple(
+            &put_target,
+            checkpoint,
+            new_versions,
+            &config,
+            &op.getattr(intern!(py, "metadata"))?,
+            self.excluded.bind(py),
+            self.dumps.bind(py),
+            (parent, base),
+            self.inline_max,
+            self.core_keys.bind(py),
+        )?;
+        let Some(got) = got else {
+            return Ok(Err(Stop::Python { native: false }));
+        };
+        // (blobs, metadata, run_id, cv, vs, inline, depth, base_id, row, rows)
+        let part = |i: usize| got.get_item(i);
+        let cid = checkpoint
+            .get_item(intern!(py, "id"))?
+            .ok_or_else(|| pyo3::exceptions::PyKeyError::new_err("id"))?;
+        let no_expectation = self.no_expectation.bind(py);
+        let mut expected = op.getattr(intern!(py, "expected_head"))?;
+        if expected.is(no_expectation) {
+            expected = conf
+                .get_item(self.expected_key.bind(py))?
+                .unwrap_or_else(|| no_expectation.clone());
+        }
+        let fenced = !expected.is(no_expectation);
+        let none = || py.None().into_bound(py);
+        let step = PyTuple::new(
+            py,
+            [
+                thread.clone().into_any(),
+                ns.clone().into_any(),
+                cid.clone(),
+                parent_id.map_or_else(none, Bound::into_any),
+                checkpoint.clone().into_any(),
+                part(0)?,
+                part(1)?,
+                part(2)?,
+                expected.clone(),
+            ],
+        )?;
+        let state = self.state_cls.bind(py).call1((
+            &cid,
+            part(6)?,
+            part(7)?,
+            part(3)?,
+            part(4)?,
+            part(5)?,
+        ))?;
+        let item = PyTuple::new(
+            py,
+            [
+                intern!(py, "put").clone().into_any(),
+                PyInt::new(py, seq).into_any(),
+                PyBool::new(py, fenced).to_owned().into_any(),
+                if fenced { expected } else { none() },
+                part(8)?,
+                part(9)?,
+                depends_on.unwrap_or_else(none),
+                step.into_any(),
+                target.clone(),
+                PyBool::new(py, false).to_owned().into_any(),
+                none(),
+            ],
+        )?;
+        // queued: (stored again: the dict stays in seq order)
+        let pending = self.pending.bind(py);
+        let key = PyTuple::new(py, [thread.into_any(), ns.into_any(), cid])?;
+        if pending.contains(&key)? {
+            pending.del_item(&key)?;
+        }
+        pending.set_item(key, (PyInt::new(py, seq), state))?;
+        Ok(Ok(item))
+    }
+}
