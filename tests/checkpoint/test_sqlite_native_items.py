@@ -43,6 +43,19 @@ def _together(core: SqliteCore, conn: sqlite3.Connection, ops: list, seq: int) -
     return items
 
 
+def _spy(core: SqliteCore) -> list:
+    """The (op, native) of each `native_item` call on `core` from now on."""
+    calls: list = []
+    original = core.native_item
+
+    def record(conn, op, seq, target, want_result, native=True):  # type: ignore[no-untyped-def]
+        calls.append((op, native))
+        return original(conn, op, seq, target, want_result, native)
+
+    core.native_item = record  # type: ignore[method-assign]
+    return calls
+
+
 def _pending(core: SqliteCore) -> list:
     return [(key, seq, state) for key, (seq, state) in core._pending.items()]
 
@@ -56,19 +69,16 @@ def _run_both(tmp_path, steps: list[list[Any]], spy: list | None = None) -> tupl
     ):
         for saver in (a, b):
             saver.setup()
-        if spy is not None:
-            original = a._core.native_item
-
-            def record(conn, op, seq, target, want_result, native=True):  # type: ignore[no-untyped-def]
-                spy.append((op, native))
-                return original(conn, op, seq, target, want_result, native)
-
-            a._core.native_item = record  # type: ignore[method-assign]
+        calls = _spy(a._core)
         got, want, seq = [], [], 0
-        for ops in steps:
-            got.append(_together(a._core, a.conn, ops, seq))
-            want.append(_one_by_one(b._core, b.conn, ops, seq))
-            seq += len(ops)
+        try:
+            for ops in steps:
+                got.append(_together(a._core, a.conn, ops, seq))
+                want.append(_one_by_one(b._core, b.conn, ops, seq))
+                seq += len(ops)
+        finally:
+            if spy is not None:
+                spy.extend(calls)
         assert _pending(a._core) == _pending(b._core)
         return got, want
 
@@ -149,17 +159,10 @@ def test_a_parent_neither_cached_nor_queued_is_read_there(tmp_path) -> None:
         core = saver._core
         core.forget()
         core._pending.clear()
-        seen: list = []
-        original = core.native_item
-
-        def record(conn, op, seq, target, want_result, native=True):  # type: ignore[no-untyped-def]
-            seen.append(op)
-            return original(conn, op, seq, target, want_result, native)
-
-        core.native_item = record  # type: ignore[method-assign]
+        seen = _spy(core)
         ops = steps[3] + steps[4]
         items = _together(core, saver.conn, ops, 100)
-        assert seen == [ops[1]]  # the put: its parent read from the file
+        assert seen == [(ops[1], True)]  # the put: its parent read from the file
         assert [item[1] for item in items] == [101, 102, 103, 104]
         assert items[3][6] == 102  # (depends on the put queued just before it)
 
@@ -168,20 +171,13 @@ def test_want_result_and_a_transaction_take_the_python_path(tmp_path) -> None:
     steps = _steps("w")[:2]
     with SqliteSaver.from_conn_string(str(tmp_path / "w.db")) as saver:
         core, conn = saver._core, saver.conn
-        calls: list = []
-        original = core.native_item
-
-        def record(conn, op, seq, target, want_result, native=True):  # type: ignore[no-untyped-def]
-            calls.append(op)
-            return original(conn, op, seq, target, want_result, native)
-
-        core.native_item = record  # type: ignore[method-assign]
+        calls = _spy(core)
         items: list[tuple] = []
         core.native_items(conn, steps[0], 0, TARGET, True, items)
-        assert calls == steps[0] and items[0][-1] is not None  # (the op's config)
+        assert [op for op, _ in calls] == steps[0] and items[0][-1] is not None  # (its config)
         core._txn_states = {}
         core.native_items(conn, steps[1], 1, TARGET, False, items)
-        assert calls == steps[0] + steps[1]
+        assert [op for op, _ in calls] == steps[0] + steps[1]
         core._txn_states = None
 
 
