@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from warpgraph.checkpoint._sql import NO_EXPECTATION, PutOp, WritesOp
+from warpgraph.checkpoint._sql.writer import FailureSink
 from warpgraph.checkpoint.sqlite import SqliteSaver
 from warpgraph.checkpoint.sqlite._store import SqliteCore
 
@@ -188,3 +189,17 @@ def test_plain_puts_keep_no_expectation(tmp_path) -> None:
     got, want = _run_both(tmp_path, [[op] for op in ops])
     assert got == want
     assert all(item[2] is False and item[3] is None for step in got for item in step)
+
+
+def test_any_sequence_of_ops(tmp_path) -> None:
+    steps = _steps("s")[:3]
+    with SqliteSaver.from_conn_string(str(tmp_path / "s.db")) as saver:
+        writer = saver.shared_writer()
+        sink_ops = tuple(op for step in steps for op in step)
+        sink = FailureSink()
+        writer.submit_many(sink_ops, sink)  # a tuple, as `submit_many` always took
+        writer.flush(timeout=10)
+        assert sink.error is None
+        last = steps[-1][-1].checkpoint["id"]
+        got = saver.get_tuple({"configurable": {"thread_id": "s"}})
+        assert got is not None and got.checkpoint["id"] == last

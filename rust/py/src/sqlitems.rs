@@ -6,8 +6,9 @@
 //! An operation that is not the usual case stops the walk: its index goes back to
 //! Python, which runs `native_item` for it and calls again for the rest. That is an op
 //! of another type, a config or id that is not a plain dict or str, a parent or base
-//! state neither cached nor queued (read from the database there), and a value or
-//! metadata entry left to the serializer (then `native_item` skips the native put).
+//! state neither cached nor queued (read from the database there), and a put the native
+//! put declines (a value the serializer rejects, a metadata entry left to `json`: then
+//! `native_item` goes straight to the general path, which names what is wrong).
 use pyo3::exceptions::PyTypeError;
 use pyo3::intern;
 use pyo3::prelude::*;

@@ -39,7 +39,7 @@ class PendingStatesMixin:
     def native_items(
         self,
         conn: sqlite3.Connection,
-        ops: list[PutOp | WritesOp],
+        ops: Sequence[PutOp | WritesOp],
         seq: int,
         target: Any,
         want_result: bool,
@@ -48,6 +48,8 @@ class PendingStatesMixin:
         """Appends to `items` the `native_item`s of `ops` (seqs from `seq + 1`): the usual
         ones made by `_core.SqliteItems` in one crossing, any other one here."""
         fast = self._items if self._txn_states is None and not want_result else None
+        if type(ops) is not list:
+            ops = list(ops)
         i, n = 0, len(ops)
         while i < n:
             native = True
