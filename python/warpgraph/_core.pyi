@@ -75,26 +75,6 @@ def metadata_json(config: Any, metadata: Any, excluded: set[str]) -> tuple[str |
     """``(json text, run_id)`` of the merged checkpoint metadata, or ``(None, None)`` when
     a value is left to the ``json`` module."""
 
-def sqlite_put(
-    thread: str,
-    ns: str,
-    parent_id: str | None,
-    checkpoint: dict[str, Any],
-    new_versions: dict[str, Any],
-    config: Any,
-    metadata: Any,
-    excluded: set[str],
-    dumps: Any,
-    parent: Any,
-    base: Any,
-    inline_max: int,
-    core_keys: Any,
-) -> tuple[Any, ...] | None:
-    """A SQLite put with the default serializer in one crossing: ``(blobs, metadata,
-    run_id, channel_versions, versions_seen, inline, depth, base_id, checkpoint_row,
-    blob_rows)``; ``parent`` / ``base`` are ``VersionsState``s (None: a full record).
-    None when part of it needs the Python path."""
-
 def compact_version(version: Any) -> Any:
     """``[n, r]`` for a saver version ``f"{n:032}.{r:016}"`` that formats back exactly;
     any other value unchanged."""
@@ -258,7 +238,13 @@ class SqliteItems:
         expected_key: str,
     ) -> None: ...
     def extend(
-        self, ops: list[Any], start: int, seq: int, target: Any, items: list[tuple[Any, ...]]
+        self,
+        ops: list[Any],
+        start: int,
+        seq: int,
+        target: Any,
+        want_result: bool,
+        items: list[tuple[Any, ...]],
     ) -> tuple[int, bool]: ...
 
 class SqliteWriter:

@@ -19,7 +19,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     sqlcodec::register(m)?;
     metadata::register(m)?;
     sqlrows::register(m)?;
-    sqlput::register(m)?;
     sqlitems::register(m)?;
     sqlite_writer::register(m)?;
     Ok(())

@@ -1,6 +1,6 @@
 //! `SqliteWriter`: the SQLite saver's group-commit thread, which commits without the GIL.
 //!
-//! Operations arrive already serialized and encoded (`SqliteCore.native_item`), as rows of
+//! Operations arrive already serialized and encoded (`SqliteCore.native_items`), as rows of
 //! plain values, and are copied into Rust on the submitting thread. The thread commits
 //! them in batches on its own connection (`warpgraph_core::sqlite`), on the interpreter's
 //! own SQLite library, so it runs while the submitting thread keeps the GIL. It takes the
@@ -72,7 +72,7 @@ struct State {
     ended: bool,
     batches: u64,
     /// The thread waits for work with no transaction open: a push must wake it (with one
-    /// open, it looks again after its linger time; only a marker wakes it earlier).
+    /// open, it looks again every `POLL`; only a marker wakes it earlier).
     idle: bool,
 }
 

@@ -1,14 +1,16 @@
 //! The native writer's items for a list of operations in one crossing
-//! (`SqliteCore.native_items`): what `native_item` makes of each usual one, without its
-//! Python layers (the config's ids, the parent's and base's version states from the
-//! cache or the queued puts, `sqlite_put` or `write_rows`, the new state queued).
+//! (`SqliteCore.native_items`): for the usual ones, the config's ids, the parent's and
+//! skip-delta base's version states from the cache or the queued puts, the put in one
+//! crossing (`sqlput::put_tuple`) or the writes' rows (`sqlrows::write_rows_for`), and
+//! the new state queued.
 //!
-//! An operation that is not the usual case stops the walk: its index goes back to
-//! Python, which runs `native_item` for it and calls again for the rest. That is an op
-//! of another type, a config or id that is not a plain dict or str, a parent or base
-//! state neither cached nor queued (read from the database there), and a put the native
-//! put declines (a value the serializer rejects, a metadata entry left to `json`: then
-//! `native_item` goes straight to the general path, which names what is wrong).
+//! An operation that is not the usual case stops the walk and goes back to Python by
+//! index. A parent or base state neither cached nor queued is read from the database
+//! there, into the cache, and the walk goes on from that op. Any other one is made by
+//! the general path (`SqliteCore.native_item`: `prepare`, `put_rows`): an op of another
+//! type, a config or id that is not a plain dict or str, a put the native put declines
+//! (a value the serializer rejects, a metadata entry left to `json`: the general path
+//! names what is wrong). Both paths make the same items.
 use pyo3::exceptions::PyTypeError;
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -42,12 +44,23 @@ pub struct SqliteItems {
     expected_key: Py<PyString>,
 }
 
-/// Why the walk stopped at an op: Python runs it (`native`: it may try the native put).
+/// Why the walk stopped at an op.
 enum Stop {
-    Python { native: bool },
+    /// Python's general path makes its item.
+    General,
+    /// A parent or base state is neither cached nor queued: Python reads it from the
+    /// database into the cache, then calls again.
+    Unknown,
 }
 
 type Found<'py> = Result<Bound<'py, PyTuple>, Stop>;
+
+/// Where an item's outcome goes: a failure sink, or a future (`want_result`: given the
+/// op's result).
+struct Report<'a, 'py> {
+    target: &'a Bound<'py, PyAny>,
+    want_result: bool,
+}
 
 /// A version state found without the database, with the seq it is queued with (if it is).
 type Known<'py> = (Bound<'py, PyAny>, Option<Bound<'py, PyAny>>);
@@ -86,34 +99,40 @@ impl SqliteItems {
     }
 
     /// Appends to `items` the items of `ops[start..]` (seqs `seq + index + 1`, failures
-    /// reported to `target`) until one needs Python: returns its index and whether it
-    /// may try the native put, or `(len(ops), True)`.
+    /// reported to `target`, a future given the op's result when `want_result`) until
+    /// one needs Python: returns its index and whether it only needs states read from the
+    /// database (`Stop::Unknown`), or `(len(ops), False)`.
     fn extend<'py>(
         &self,
         ops: &Bound<'py, PyList>,
         start: usize,
         seq: u64,
         target: &Bound<'py, PyAny>,
+        want_result: bool,
         items: &Bound<'py, PyList>,
     ) -> PyResult<(usize, bool)> {
         let py = ops.py();
+        let to = Report {
+            target,
+            want_result,
+        };
         for i in start..ops.len() {
             let op = ops.get_item(i)?;
             let op_seq = seq + i as u64 + 1;
             let ty = op.get_type();
             let found = if ty.is(self.writes_cls.bind(py)) {
-                self.writes_item(&op, op_seq, target)?
+                self.writes_item(&op, op_seq, &to)?
             } else if ty.is(self.put_cls.bind(py)) {
-                self.put_item(&op, op_seq, target)?
+                self.put_item(&op, op_seq, &to)?
             } else {
-                Err(Stop::Python { native: true })
+                Err(Stop::General)
             };
             match found {
                 Ok(item) => items.append(item)?,
-                Err(Stop::Python { native }) => return Ok((i, native)),
+                Err(stop) => return Ok((i, matches!(stop, Stop::Unknown))),
             }
         }
-        Ok((ops.len(), true))
+        Ok((ops.len(), false))
     }
 }
 
@@ -160,20 +179,20 @@ fn plain_ids<'py>(config: &Bound<'py, PyAny>) -> PyResult<Option<Ids<'py>>> {
 }
 
 impl SqliteItems {
-    /// `("writes", seq, regular, special, step, target, False)`.
+    /// `("writes", seq, regular, special, step, target, want_result)`.
     fn writes_item<'py>(
         &self,
         op: &Bound<'py, PyAny>,
         seq: u64,
-        target: &Bound<'py, PyAny>,
+        to: &Report<'_, 'py>,
     ) -> PyResult<Found<'py>> {
         let py = op.py();
         let Some((_, thread, ns, Some(cid))) = plain_ids(&op.getattr(intern!(py, "config"))?)?
         else {
-            return Ok(Err(Stop::Python { native: true }));
+            return Ok(Err(Stop::General));
         };
         if cid.to_str()?.is_empty() {
-            return Ok(Err(Stop::Python { native: true })); // (Python names the error)
+            return Ok(Err(Stop::General)); // (Python names the error)
         }
         let ids = [
             thread.as_any(),
@@ -193,7 +212,7 @@ impl SqliteItems {
         let (regular, special) = match rows {
             Ok(r) => r,
             Err(e) if e.is_instance_of::<PyTypeError>(py) => {
-                return Ok(Err(Stop::Python { native: true })); // (the precise error there)
+                return Ok(Err(Stop::General)); // (the precise error there)
             }
             Err(e) => return Err(e),
         };
@@ -206,8 +225,8 @@ impl SqliteItems {
                 regular.into_any(),
                 special.into_any(),
                 step.into_any(),
-                target.clone(),
-                PyBool::new(py, false).to_owned().into_any(),
+                to.target.clone(),
+                PyBool::new(py, to.want_result).to_owned().into_any(),
             ],
         )?;
         Ok(Ok(item))
@@ -233,15 +252,16 @@ impl SqliteItems {
         }
     }
 
-    /// `("put", seq, fenced, expected, row, rows, depends_on, step, target, False, None)`.
+    /// `("put", seq, fenced, expected, row, rows, depends_on, step, target, want_result,
+    /// its config if want_result)`.
     fn put_item<'py>(
         &self,
         op: &Bound<'py, PyAny>,
         seq: u64,
-        target: &Bound<'py, PyAny>,
+        to: &Report<'_, 'py>,
     ) -> PyResult<Found<'py>> {
         let py = op.py();
-        let python = Ok(Err(Stop::Python { native: true }));
+        let python = Ok(Err(Stop::General));
         let checkpoint = op.getattr(intern!(py, "checkpoint"))?;
         let new_versions = op.getattr(intern!(py, "new_versions"))?;
         let (Ok(checkpoint), Ok(new_versions)) = (
@@ -264,7 +284,7 @@ impl SqliteItems {
         {
             let key = PyTuple::new(py, [&thread, &ns, pid])?;
             let Some((state, queued)) = self.known(&key)? else {
-                return python;
+                return Ok(Err(Stop::Unknown));
             };
             depends_on = queued;
             let depth: i64 = state.getattr(intern!(py, "depth"))?.extract()?;
@@ -279,7 +299,7 @@ impl SqliteItems {
                 }
                 let key = PyTuple::new(py, [thread.as_any(), ns.as_any(), &b_id])?;
                 let Some((next, _)) = self.known(&key)? else {
-                    return python;
+                    return Ok(Err(Stop::Unknown));
                 };
                 b = next;
             }
@@ -304,7 +324,7 @@ impl SqliteItems {
             self.core_keys.bind(py),
         )?;
         let Some(got) = got else {
-            return Ok(Err(Stop::Python { native: false }));
+            return Ok(Err(Stop::General));
         };
         // (blobs, metadata, run_id, cv, vs, inline, depth, base_id, row, rows)
         let part = |i: usize| got.get_item(i);
@@ -342,6 +362,18 @@ impl SqliteItems {
             part(4)?,
             part(5)?,
         ))?;
+        let result = if to.want_result {
+            // `codec.config_of(thread, ns, cid)`
+            let conf = PyDict::new(py);
+            conf.set_item(intern!(py, "thread_id"), &thread)?;
+            conf.set_item(intern!(py, "checkpoint_ns"), &ns)?;
+            conf.set_item(intern!(py, "checkpoint_id"), &cid)?;
+            let config = PyDict::new(py);
+            config.set_item(intern!(py, "configurable"), conf)?;
+            config.into_any()
+        } else {
+            none()
+        };
         let item = PyTuple::new(
             py,
             [
@@ -353,9 +385,9 @@ impl SqliteItems {
                 part(9)?,
                 depends_on.unwrap_or_else(none),
                 step.into_any(),
-                target.clone(),
-                PyBool::new(py, false).to_owned().into_any(),
-                none(),
+                to.target.clone(),
+                PyBool::new(py, to.want_result).to_owned().into_any(),
+                result,
             ],
         )?;
         // queued: (stored again: the dict stays in seq order)

@@ -1,4 +1,4 @@
-//! The SQLite saver's put in one crossing (`SqliteCore.native_put`): the values
+//! The SQLite saver's put in one crossing (for `sqlitems`): the values
 //! serialized (`sqlrows::blob_list`), the metadata as JSON (`sqlrows::metadata_text`),
 //! the record encoded against the parent's versions (`sqlcodec::encode`), and the rows
 //! to insert, which the saver otherwise builds from those three in Python.
@@ -9,11 +9,6 @@ use pyo3::types::{PyByteArray, PyDict, PyInt, PyList, PySet, PyString, PyTuple};
 
 use crate::sqlcodec::{encode, StateParts};
 use crate::sqlrows::{blob_list, metadata_text};
-
-pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(sqlite_put, m)?)?;
-    Ok(())
-}
 
 /// The parts of a `codec.VersionsState` the encoder reads.
 fn parts<'py>(state: &Bound<'py, PyAny>) -> PyResult<StateParts<'py>> {
@@ -36,51 +31,6 @@ fn or_zero<'py>(py: Python<'py>, x: Option<Bound<'py, PyAny>>) -> Bound<'py, PyA
     }
 }
 
-/// A put of the SQLite saver with the default serializer, as `SqliteCore.prepare`,
-/// `encode_put`, `_bulk.checkpoint_row` and `_bulk.blob_rows_to_store` make it:
-/// `(blobs, metadata, run_id, channel_versions, versions_seen, inline, depth, base_id,
-/// checkpoint_row, blob_rows)`. `parent` / `base`: the `VersionsState`s to encode
-/// against (None: a full record). None when part of it needs the Python path: a value
-/// or metadata entry the native writers leave to the serializer or to `json` (that path
-/// also names what cannot be serialized), or a record that is not all builtins.
-#[pyfunction]
-#[pyo3(signature = (thread, ns, parent_id, checkpoint, new_versions, config, metadata, excluded, dumps, parent, base, inline_max, core_keys))]
-#[allow(clippy::too_many_arguments)]
-fn sqlite_put<'py>(
-    thread: &Bound<'py, PyString>,
-    ns: &Bound<'py, PyString>,
-    parent_id: Option<Bound<'py, PyAny>>,
-    checkpoint: &Bound<'py, PyDict>,
-    new_versions: &Bound<'py, PyDict>,
-    config: &Bound<'py, PyAny>,
-    metadata: &Bound<'py, PyAny>,
-    excluded: &Bound<'py, PySet>,
-    dumps: &Bound<'py, PyAny>,
-    parent: Option<Bound<'py, PyAny>>,
-    base: Option<Bound<'py, PyAny>>,
-    inline_max: usize,
-    core_keys: &Bound<'py, PyAny>,
-) -> PyResult<Option<Bound<'py, PyTuple>>> {
-    let target = Target {
-        thread,
-        ns,
-        parent_id,
-    };
-    let against = (parent, base);
-    put_tuple(
-        &target,
-        checkpoint,
-        new_versions,
-        config,
-        metadata,
-        excluded,
-        dumps,
-        against,
-        inline_max,
-        core_keys,
-    )
-}
-
 /// Where a put goes: its thread, namespace and parent checkpoint id (None: none).
 pub(crate) struct Target<'a, 'py> {
     pub thread: &'a Bound<'py, PyString>,
@@ -88,7 +38,13 @@ pub(crate) struct Target<'a, 'py> {
     pub parent_id: Option<Bound<'py, PyAny>>,
 }
 
-/// `sqlite_put`, for Rust callers (`against`: the parent and base states).
+/// A put of the SQLite saver with the default serializer, as `SqliteCore.prepare`,
+/// `encode_put`, `_bulk.checkpoint_row` and `_bulk.blob_rows_to_store` make it:
+/// `(blobs, metadata, run_id, channel_versions, versions_seen, inline, depth, base_id,
+/// checkpoint_row, blob_rows)`. `against`: the parent's and base's `VersionsState`s
+/// (None: a full record). None when part of it needs the Python path: a value the
+/// serializer rejects or a metadata entry left to `json` (that path also names what
+/// cannot be serialized), or a record that is not all builtins.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn put_tuple<'py>(
     target: &Target<'_, 'py>,

@@ -4,7 +4,7 @@ thread that does not need the GIL (`_core.SqliteWriter`).
 The Python `GroupCommitWriter` commits on a Python thread, which runs only when the
 submitting thread lets go of the GIL: with a run producing checkpoints, in practice after
 the run. This one serializes and encodes each operation when it is submitted
-(`SqliteCore.native_item`) and hands the rows to a native thread, which inserts and
+(`SqliteCore.native_items`) and hands the rows to a native thread, which inserts and
 commits them on its own connection while the run goes on. It must use the interpreter's
 own SQLite library (a second copy in one process breaks SQLite's POSIX locking), so it
 is used only when `native_library()` proves the library it found is that one; otherwise

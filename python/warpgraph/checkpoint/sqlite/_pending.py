@@ -12,8 +12,9 @@ which forgets the batch's pending states and runs it like the Python writer woul
 checkpoint's seq (`depends_on`) and is sent back the same way.
 
 `native_items` makes the items of a submission: the usual operations (exact op types,
-plain str ids, parent and base states cached or queued, values and metadata the native
-put takes) in one crossing, `_core.SqliteItems`; any other one through `native_item`.
+plain str ids, values and metadata the native put takes) in one crossing,
+`_core.SqliteItems` (a parent or base state neither cached nor queued is read from the
+database first); any other one by the general path, `native_item`.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ Key = tuple[str, str, str]
 
 
 class PendingStatesMixin:
-    """Needs `prepare`, `prepare_writes`, `native_put`, `put_rows`, `run_steps` and `_remember`."""
+    """Needs `prepare`, `put_rows`, `read_parent_states`, `run_steps` and `_remember`."""
 
     _pending: dict[Key, tuple[int, VersionsState]]
     _txn_states: dict[Key, VersionsState] | None
@@ -46,18 +47,22 @@ class PendingStatesMixin:
         items: list[tuple],
     ) -> None:
         """Appends to `items` the `native_item`s of `ops` (seqs from `seq + 1`): the usual
-        ones made by `_core.SqliteItems` in one crossing, any other one here."""
-        fast = self._items if self._txn_states is None and not want_result else None
+        ones made by `_core.SqliteItems` in one crossing (a parent or base state it does
+        not know is read from the database first), any other one by `native_item`."""
+        fast = self._items if self._txn_states is None else None
         if type(ops) is not list:
             ops = list(ops)
-        i, n = 0, len(ops)
+        i, n, read = 0, len(ops), -1
         while i < n:
-            native = True
             if fast is not None:
-                i, native = fast.extend(ops, i, seq, target, items)
+                i, unknown = fast.extend(ops, i, seq, target, want_result, items)
                 if i == n:
                     return
-            items.append(self.native_item(conn, ops[i], seq + i + 1, target, want_result, native))
+                if unknown and read != i:  # (into the cache; then that op again)
+                    read = i
+                    self.read_parent_states(conn, ops[i])  # type: ignore[attr-defined]
+                    continue
+            items.append(self.native_item(conn, ops[i], seq + i + 1, target, want_result))
             i += 1
 
     def native_item(
@@ -67,23 +72,16 @@ class PendingStatesMixin:
         seq: int,
         target: Any,
         want_result: bool,
-        native: bool = True,
     ) -> tuple:
-        """`op` serialized and encoded as a `_core.SqliteWriter.push` item (`target`: a
-        future or failure sink; `want_result`: a future, given the op's result; `native`:
-        False when the native put is known not to apply)."""
-        if type(op) is WritesOp:
-            step = self.prepare_writes(op)  # type: ignore[attr-defined]
-            return ("writes", seq, step[0], step[1], step, target, want_result)
-        got = self.native_put(conn, op) if native and type(op) is PutOp else None  # type: ignore[attr-defined]
-        if got is not None:
-            step, row, rows, state = got
-        else:
-            step = self.prepare(op)  # type: ignore[attr-defined]
-            if len(step) == 2:
-                regular, special = step
-                return ("writes", seq, regular, special, step, target, want_result)
-            row, rows, state = self.put_rows(conn, step)  # type: ignore[attr-defined]
+        """`op` serialized and encoded by the general path (`prepare`, `put_rows`) as a
+        `_core.SqliteWriter.push` item (`target`: a future or failure sink;
+        `want_result`: a future, given the op's result). `_core.SqliteItems` makes the
+        same of the usual ops in one crossing."""
+        step = self.prepare(op)  # type: ignore[attr-defined]
+        if len(step) == 2:
+            regular, special = step
+            return ("writes", seq, regular, special, step, target, want_result)
+        row, rows, state = self.put_rows(conn, step)  # type: ignore[attr-defined]
         thread, ns, cid, parent_id = step[:4]
         expected = step[8]
         parent = self._pending.get((thread, ns, parent_id)) if parent_id else None

@@ -77,24 +77,17 @@ def _target(config: RunnableConfig) -> tuple[str, str, str | None]:
     return str(conf["thread_id"]), conf.get("checkpoint_ns") or "", conf.get("checkpoint_id")
 
 
-def _expected(op: PutOp) -> Any:
-    """The head a put expects: its own, else one set through its config."""
-    expected = op.expected_head
-    return expected_head_of(op.config) if expected is NO_EXPECTATION else expected
-
-
 class SqliteCore(MaintenanceMixin, PendingStatesMixin):
     """Row logic + SQL shared by the sync and async SQLite savers (not thread-safe itself)."""
 
     def __init__(self, serde: SerializerProtocol, *, cache_size: int = 128) -> None:
         self.serde = serde
-        self._native = codec.native_serde(serde)  # (then `native_put` applies)
         self.cache_size = cache_size
         self._states: OrderedDict[Key, VersionsState] = OrderedDict()
         self._txn_states: dict[Key, VersionsState] | None = None
         # checkpoints queued on the native writer, not committed yet (see `_pending.py`)
         self._pending: dict[Key, tuple[int, VersionsState]] = {}
-        # `native_item` of the usual ops, for a list of them in one crossing
+        # the native writer's items of the usual ops in one crossing (default serializer)
         self._items = (
             _core.SqliteItems(
                 self._states,
@@ -108,7 +101,7 @@ class SqliteCore(MaintenanceMixin, PendingStatesMixin):
                 NO_EXPECTATION,
                 CONFIG_KEY_EXPECTED_HEAD,
             )
-            if self._native
+            if codec.native_serde(serde)
             else None
         )
         self._cursor_conn: sqlite3.Connection | None = None
@@ -377,56 +370,28 @@ class SqliteCore(MaintenanceMixin, PendingStatesMixin):
             checkpoint = op.checkpoint
             blobs = codec.blob_rows(self.serde, checkpoint["channel_values"], op.new_versions)
             metadata, run_id = codec.dump_metadata(op.config, op.metadata)
-            expected = _expected(op)
+            expected = op.expected_head
+            if expected is NO_EXPECTATION:  # maybe set through the config
+                expected = expected_head_of(op.config)
             cid = checkpoint["id"]
             return (thread, ns, cid, parent_id, checkpoint, blobs, metadata, run_id, expected)
         if isinstance(op, WritesOp):
-            return self.prepare_writes(op)
+            thread, ns, cid = _target(op.config)
+            if not cid:
+                raise ValueError('put_writes needs config["configurable"]["checkpoint_id"]')
+            return codec.write_rows_of(
+                self.serde, thread, ns, cid, op.writes, op.task_id, op.task_path
+            )
         raise TypeError(f"put_batch takes PutOp or WritesOp items, not {type(op).__name__}")
 
-    def prepare_writes(self, op: WritesOp) -> tuple:
-        """`prepare` of a writes op: its (regular, special) rows."""
-        thread, ns, cid = _target(op.config)
-        if not cid:
-            raise ValueError('put_writes needs config["configurable"]["checkpoint_id"]')
-        return codec.write_rows_of(self.serde, thread, ns, cid, op.writes, op.task_id, op.task_path)
-
-    def native_put(self, conn: sqlite3.Connection, op: PutOp) -> tuple | None:
-        """`prepare`, `encode_put` and the rows of a put (`_bulk.checkpoint_row`,
-        `blob_rows_to_store`) in one native crossing, for the default serializer:
-        `(prepared, checkpoint row, blob rows, state)`; None when it takes those steps."""
-        checkpoint, new_versions = op.checkpoint, op.new_versions
-        if not (self._native and type(checkpoint) is dict and type(new_versions) is dict):
-            return None
-        config = op.config
-        thread, ns, parent_id = _target(config)
-        if type(ns) is not str or not (parent_id is None or type(parent_id) is str):
-            return None  # (what the general path makes of such ids)
-        parent, base = self.parent_and_base(conn, thread, ns, parent_id)
-        got = _core.sqlite_put(
-            thread,
-            ns,
-            parent_id,
-            checkpoint,
-            new_versions,
-            config,
-            op.metadata,
-            EXCLUDED_METADATA_KEYS,
-            self.serde.dumps_typed,
-            parent,
-            base,
-            codec.INLINE_MAX,
-            codec.CORE_KEYS,
-        )
-        if got is None:
-            return None
-        blobs, metadata, run_id, cv, vs, inline, depth, base_id, row, rows = got
-        cid = checkpoint["id"]
-        prepared = (thread, ns, cid, parent_id, checkpoint, blobs, metadata, run_id, _expected(op))
-        return prepared, row, rows, VersionsState(cid, depth, base_id, cv, vs, inline)
+    def read_parent_states(self, conn: sqlite3.Connection, op: PutOp) -> None:
+        """Read the version states a put is encoded against (its parent's and skip-delta
+        base's) into the cache, from the database when neither cached nor queued."""
+        thread, ns, parent_id = _target(op.config)
+        self.parent_and_base(conn, thread, ns, parent_id)
 
     def put_rows(self, conn: sqlite3.Connection, prepared: tuple) -> tuple:
-        """A prepared put encoded: `(checkpoint row, blob rows, state)` (`native_put`
+        """A prepared put encoded: `(checkpoint row, blob rows, state)` (`_core.SqliteItems`
         makes the same in one crossing)."""
         thread, ns, cid, parent_id, checkpoint, blobs, metadata, run_id, _ = prepared
         enc = self.encode_put(conn, thread, ns, parent_id, checkpoint, blobs)
