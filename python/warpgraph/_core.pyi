@@ -263,6 +263,7 @@ class SqliteWriter:
         linger: float,
         window: float,
         wal_autocheckpoint: int,
+        spin: float = 0.0,
     ) -> None: ...
     def push(self, items: list[tuple[Any, ...]]) -> None:
         """Queue ``("put", ...)``, ``("writes", ...)`` and ``("marker", seq, future)``

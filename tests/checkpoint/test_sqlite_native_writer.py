@@ -115,11 +115,15 @@ def test_it_stores_what_the_python_writer_stores(tmp_path, max_batch: int) -> No
     assert stored[0] == stored[1] and len(stored[0]) == 12
 
 
-def _timed_writer(saver: SqliteSaver, linger: float, window: float) -> NativeGroupCommitWriter:
+def _timed_writer(
+    saver: SqliteSaver, linger: float, window: float, spin: float = 0.001
+) -> NativeGroupCommitWriter:
     found = native_library()
     assert found is not None
     path = database_file(saver.conn)
-    return NativeGroupCommitWriter(saver, found[0], path, 5000, 2, linger=linger, window=window)
+    return NativeGroupCommitWriter(
+        saver, found[0], path, 5000, 2, linger=linger, window=window, spin=spin
+    )
 
 
 def _committed_after(writer: NativeGroupCommitWriter, ops: list, gap: float) -> int:
@@ -136,22 +140,28 @@ def _committed_after(writer: NativeGroupCommitWriter, ops: list, gap: float) -> 
     return writer.batches
 
 
-def test_a_transaction_stays_open_while_operations_keep_coming(path) -> None:
+# the thread spins while a transaction is open (spin > 0) or polls (0): the same timing
+SPINS = pytest.mark.parametrize("spin", [0.0, 0.001], ids=["poll", "spin"])
+
+
+@SPINS
+def test_a_transaction_stays_open_while_operations_keep_coming(path, spin: float) -> None:
     """Operations closer together than the linger time share one transaction (the thread
     inserts them as they come, and commits once none came for the linger time)."""
     with SqliteSaver.from_conn_string(path) as saver:
-        with _timed_writer(saver, linger=1.0, window=30) as writer:
+        with _timed_writer(saver, linger=1.0, window=30, spin=spin) as writer:
             assert _committed_after(writer, _chain("a", 3), 0.02) == 1
         assert len(_stored(path, "a")) == 3
 
 
-def test_the_window_and_the_linger_time_end_a_transaction(path) -> None:
+@SPINS
+def test_the_window_and_the_linger_time_end_a_transaction(path, spin: float) -> None:
     with SqliteSaver.from_conn_string(path) as saver:
         # operations keep coming, but a transaction is never older than the window
-        with _timed_writer(saver, linger=0.3, window=0.05) as writer:
+        with _timed_writer(saver, linger=0.3, window=0.05, spin=spin) as writer:
             assert _committed_after(writer, _chain("w", 6), 0.03) >= 2
         # operations further apart than the linger time: one transaction each
-        with _timed_writer(saver, linger=0.01, window=30) as writer:
+        with _timed_writer(saver, linger=0.01, window=30, spin=spin) as writer:
             assert _committed_after(writer, _chain("l", 2), 0.25) == 4
         assert len(_stored(path, "w")) == 6 and len(_stored(path, "l")) == 2
 
@@ -242,6 +252,26 @@ def test_an_sql_error_reaches_the_sink_and_the_writer_goes_on(path) -> None:
         writer.submit_many(_chain("after", 3), ok)
         writer.flush()
         assert ok.error is None and len(_stored(path, "after")) == 3
+
+
+@SPINS
+def test_a_flush_keeps_its_timeout_and_then_sees_the_commit(path, spin: float) -> None:
+    """A waiting run spins, then sleeps: either way within its timeout, and it returns
+    once the commit it waits for is made."""
+    with SqliteSaver.from_conn_string(path) as saver:
+        with _timed_writer(saver, linger=0.0002, window=0.01, spin=spin) as writer:
+            blocker = sqlite3.connect(path, isolation_level=None)
+            blocker.execute("BEGIN IMMEDIATE")  # the writer waits for the lock
+            sink = FailureSink()
+            writer.submit_many(_chain("t", 3), sink)
+            started = time.monotonic()
+            with pytest.raises(TimeoutError, match="did not commit within 0.2 s"):
+                writer.flush(timeout=0.2)
+            assert 0.2 <= time.monotonic() - started < 5
+            blocker.execute("COMMIT")
+            blocker.close()
+            writer.flush(timeout=60)
+            assert sink.error is None and len(_stored(path, "t")) == 3
 
 
 def test_a_marker_waits_for_everything_before_it(path) -> None:

@@ -11,6 +11,7 @@
 //! thread and connection checkpoint the write-ahead log beside it (`Checkpointer`), so
 //! that runs do not wait for that copy (about 8 ms per 1,000 frames on a small VM).
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::{JoinHandle, ThreadId};
 use std::time::{Duration, Instant};
@@ -18,7 +19,9 @@ use std::time::{Duration, Instant};
 use pyo3::exceptions::{PyBaseException, PyRuntimeError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyInt, PyList, PyString, PyTuple};
-use warpgraph_core::sqlite::{Api, BatchWriter, Checkpointer, Connection, Op, Sql, Table, Value};
+use warpgraph_core::sqlite::{
+    spin_until, Api, BatchWriter, Checkpointer, Connection, Op, Sql, Table, Value,
+};
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<SqliteWriter>()?;
@@ -72,7 +75,8 @@ struct State {
     ended: bool,
     batches: u64,
     /// The thread waits for work with no transaction open: a push must wake it (with one
-    /// open, it looks again every `POLL`; only a marker wakes it earlier).
+    /// open, it spins on `Shared::changes`, or looks again every `POLL` without spinning;
+    /// only a marker wakes it earlier).
     idle: bool,
 }
 
@@ -82,11 +86,24 @@ struct Shared {
     work: Condvar,
     /// Signals waiters (`wait`): `committed` moved, or the thread ended.
     done: Condvar,
+    /// Bumped after each push and on close, outside the lock: what the thread spins on
+    /// while a transaction is open (see `Timing::spin`).
+    changes: AtomicU64,
+    /// `State::committed`, or `u64::MAX` once the thread ended: what a waiter spins on
+    /// before it sleeps (it then reads the state under the lock).
+    committed: AtomicU64,
 }
 
 impl Shared {
     fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Marks the writer closed and tells the thread.
+    fn close(&self) {
+        self.lock().closed = true;
+        self.changes.fetch_add(1, Ordering::Release);
+        self.work.notify_all();
     }
 }
 
@@ -120,6 +137,8 @@ fn seconds(name: &str, v: f64) -> PyResult<Duration> {
 #[pyclass(module = "warpgraph._core", frozen)]
 pub struct SqliteWriter {
     shared: Arc<Shared>,
+    /// How long `wait` spins before it sleeps (`Timing::spin`).
+    spin: Duration,
     thread: Mutex<Option<JoinHandle<()>>>,
     thread_id: ThreadId,
 }
@@ -130,7 +149,7 @@ impl SqliteWriter {
     /// `library`, prepares `sql` = (head, checkpoint, blob, write, write_replace), runs
     /// each of `pragmas` and starts the thread.
     #[new]
-    #[pyo3(signature = (library, path, uri, busy_timeout_ms, pragmas, sql, fallback, max_batch, linger, window, wal_autocheckpoint))]
+    #[pyo3(signature = (library, path, uri, busy_timeout_ms, pragmas, sql, fallback, max_batch, linger, window, wal_autocheckpoint, spin=0.0))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         library: Option<&str>,
@@ -144,6 +163,7 @@ impl SqliteWriter {
         linger: f64,
         window: f64,
         wal_autocheckpoint: i32,
+        spin: f64,
     ) -> PyResult<SqliteWriter> {
         if max_batch < 1 {
             return Err(pyo3::exceptions::PyValueError::new_err(format!(
@@ -155,6 +175,7 @@ impl SqliteWriter {
             window: seconds("window", window)?,
             max_batch,
             wal_autocheckpoint,
+            spin: seconds("spin", spin)?,
         };
         let api = load(library)?;
         let err = |e: warpgraph_core::sqlite::SqlError| PyRuntimeError::new_err(e.to_string());
@@ -188,18 +209,23 @@ impl SqliteWriter {
             state: Mutex::new(State::default()),
             work: Condvar::new(),
             done: Condvar::new(),
+            changes: AtomicU64::new(0),
+            committed: AtomicU64::new(0),
         });
+        let spin = timing.spin;
         let for_thread = Arc::clone(&shared);
         let handle = std::thread::Builder::new()
             .name("warpgraph-sqlite-writer".into())
             .spawn(move || {
                 run(&for_thread, writer, checkpointer, &fallback, &timing);
                 for_thread.lock().ended = true;
+                for_thread.committed.store(u64::MAX, Ordering::Release);
                 for_thread.done.notify_all();
             })
             .map_err(|e| PyRuntimeError::new_err(format!("cannot start the writer: {e}")))?;
         Ok(SqliteWriter {
             shared,
+            spin,
             thread_id: handle.thread().id(),
             thread: Mutex::new(Some(handle)),
         })
@@ -222,6 +248,7 @@ impl SqliteWriter {
         let wake = state.idle || entries.iter().any(|e| e.step.is_none());
         state.queue.extend(entries);
         drop(state);
+        self.shared.changes.fetch_add(1, Ordering::Release);
         if wake {
             self.shared.work.notify_one();
         }
@@ -229,12 +256,15 @@ impl SqliteWriter {
     }
 
     /// Waits (without the GIL) until every operation up to `seq` has its outcome; false on
-    /// timeout (seconds; None: no limit) or when the thread ended before.
+    /// timeout (seconds; None: no limit) or when the thread ended before. Spins first, for
+    /// at most the writer's `spin` (within the timeout), then sleeps.
     #[pyo3(signature = (seq, timeout=None))]
     fn wait(&self, py: Python<'_>, seq: u64, timeout: Option<f64>) -> PyResult<bool> {
         let limit = timeout.map(|t| seconds("timeout", t)).transpose()?;
         let shared = &self.shared;
         Ok(py.detach(|| {
+            let spin = limit.map_or(self.spin, |l| l.min(self.spin));
+            spin_until(spin, || shared.committed.load(Ordering::Acquire) >= seq);
             let pending = |s: &mut State| s.committed < seq && !s.ended;
             let state = wait_while(&shared.done, shared.lock(), limit, pending);
             state.committed >= seq
@@ -268,8 +298,7 @@ impl SqliteWriter {
     /// Lets the thread commit what is queued, then stop; waits for it unless called from
     /// the thread itself (e.g. a finalizer run while it reports).
     fn close(&self, py: Python<'_>) {
-        self.shared.lock().closed = true;
-        self.shared.work.notify_all();
+        self.shared.close();
         if std::thread::current().id() == self.thread_id {
             return;
         }
@@ -284,8 +313,7 @@ impl SqliteWriter {
 impl Drop for SqliteWriter {
     fn drop(&mut self) {
         // (not joined: the thread finishes what is queued on its own)
-        self.shared.lock().closed = true;
-        self.shared.work.notify_all();
+        self.shared.close();
     }
 }
 
@@ -403,6 +431,10 @@ struct Timing {
     /// at twice as many, or all of it when there is no checkpointer), never inside a
     /// commit that a run waits for.
     wal_autocheckpoint: i32,
+    /// How long a waiter (`wait`) spins before it sleeps; when not zero, the thread also
+    /// spins while a transaction is open (until it is due, at most `linger` after its last
+    /// operation) instead of sleeping between looks: see `spin_until`.
+    spin: Duration,
 }
 
 impl Timing {
@@ -443,16 +475,22 @@ fn run(
                             state = wait_while(&shared.work, state, None, empty);
                             state.idle = false;
                         }
-                        // one open: look again every `POLL` until it is due, inserting
-                        // operations soon after they come (what a run's end waits for
-                        // then holds little left to insert)
+                        // one open: spin (or look again every `POLL`) until it is due,
+                        // inserting operations soon after they come (what a run's end
+                        // waits for then holds little left to insert)
                         Some(t) => {
                             let left = timing
                                 .due(t, last_op)
                                 .saturating_duration_since(Instant::now());
-                            if !left.is_zero() {
+                            if !left.is_zero() && timing.spin.is_zero() {
                                 let wait = Some(left.min(POLL));
                                 state = wait_while(&shared.work, state, wait, empty);
+                            } else if !left.is_zero() {
+                                // (a push after this load bumps `changes` after it queued)
+                                let seen = shared.changes.load(Ordering::Acquire);
+                                drop(state);
+                                spin_until(left, || shared.changes.load(Ordering::Acquire) != seen);
+                                state = shared.lock();
                             }
                         }
                     }
@@ -505,6 +543,7 @@ fn run(
         let finish = |shared: &Shared| {
             let mut state = shared.lock();
             state.committed = last;
+            shared.committed.store(last, Ordering::Release);
             if started.is_some() && !rolled_back {
                 state.batches += 1;
             }

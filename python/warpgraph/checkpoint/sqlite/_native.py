@@ -59,6 +59,11 @@ def _seconds(name: str, default: float) -> float:
 # delays other writers of the file (they wait, within their busy timeout).
 LINGER = _seconds("WARPGRAPH_SQLITE_WRITER_LINGER", 0.0002)
 WINDOW = _seconds("WARPGRAPH_SQLITE_WRITER_WINDOW", 0.01)
+# Short waits spin rather than sleep (waking a sleeping thread takes tens of microseconds
+# on a small VM): a run waiting for its commit spins up to SPIN seconds before it sleeps,
+# and the writer spins while a transaction is open (at most LINGER after its last
+# operation) instead of polling. 0 turns both off.
+SPIN = _seconds("WARPGRAPH_SQLITE_WRITER_SPIN", 0.001)
 
 
 @cache
@@ -153,6 +158,7 @@ class NativeGroupCommitWriter(WriterApi):
         *,
         linger: float = LINGER,
         window: float = WINDOW,
+        spin: float = SPIN,
         wal_autocheckpoint: int = 1000,
         uri: bool = False,
     ) -> None:
@@ -187,6 +193,7 @@ class NativeGroupCommitWriter(WriterApi):
             linger,
             window,
             int(wal_autocheckpoint),
+            spin,
         )
 
     @property
