@@ -5,11 +5,18 @@
 fn write(n: u128, buf: &mut [u8; 40]) -> usize {
     let mut i = buf.len();
     let mut rest = n;
-    loop {
+    // in u64 once it fits: a u128 division is a library call, dozens of times slower
+    while rest > u128::from(u64::MAX) {
         i -= 1;
         buf[i] = b'0' + (rest % 10) as u8;
         rest /= 10;
-        if rest == 0 {
+    }
+    let mut small = rest as u64;
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (small % 10) as u8;
+        small /= 10;
+        if small == 0 {
             return i;
         }
     }
@@ -17,14 +24,15 @@ fn write(n: u128, buf: &mut [u8; 40]) -> usize {
 
 /// Appends `n` in decimal, zero-padded to at least `width` digits (`{n:0width$}`).
 pub fn push_padded(s: &mut String, n: u128, width: usize) {
-    let mut buf = [0u8; 40];
+    let mut buf = [b'0'; 40];
     let start = write(n, &mut buf);
-    for _ in (buf.len() - start)..width {
-        s.push('0');
+    let digits = buf.len() - start;
+    if width > buf.len() {
+        s.extend(std::iter::repeat_n('0', width - buf.len()));
     }
-    for &b in &buf[start..] {
-        s.push(char::from(b));
-    }
+    let from = buf.len() - digits.max(width.min(buf.len()));
+    // (ASCII digits, and the zeros `buf` starts with)
+    s.push_str(std::str::from_utf8(&buf[from..]).unwrap_or_default());
 }
 
 /// Appends `n` in decimal (`str(n)`).
@@ -41,7 +49,15 @@ mod tests {
 
     #[test]
     fn like_format() {
-        for n in [0u128, 7, 10, 99_999, u128::from(u64::MAX), u128::MAX] {
+        for n in [
+            0u128,
+            7,
+            10,
+            99_999,
+            u128::from(u64::MAX),
+            u128::from(u64::MAX) + 1,
+            u128::MAX,
+        ] {
             for width in [0, 1, 2, 6, 32, 45] {
                 let mut s = String::from("x");
                 push_padded(&mut s, n, width);
