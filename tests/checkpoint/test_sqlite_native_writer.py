@@ -258,20 +258,22 @@ def test_an_sql_error_reaches_the_sink_and_the_writer_goes_on(path) -> None:
 def test_a_flush_keeps_its_timeout_and_then_sees_the_commit(path, spin: float) -> None:
     """A waiting run spins, then sleeps: either way within its timeout, and it returns
     once the commit it waits for is made."""
-    with SqliteSaver.from_conn_string(path) as saver:
-        with _timed_writer(saver, linger=0.0002, window=0.01, spin=spin) as writer:
-            blocker = sqlite3.connect(path, isolation_level=None)
-            blocker.execute("BEGIN IMMEDIATE")  # the writer waits for the lock
-            sink = FailureSink()
-            writer.submit_many(_chain("t", 3), sink)
-            started = time.monotonic()
-            with pytest.raises(TimeoutError, match="did not commit within 0.2 s"):
-                writer.flush(timeout=0.2)
-            assert 0.2 <= time.monotonic() - started < 5
-            blocker.execute("COMMIT")
-            blocker.close()
-            writer.flush(timeout=60)
-            assert sink.error is None and len(_stored(path, "t")) == 3
+    with (
+        SqliteSaver.from_conn_string(path) as saver,
+        _timed_writer(saver, linger=0.0002, window=0.01, spin=spin) as writer,
+    ):
+        blocker = sqlite3.connect(path, isolation_level=None)
+        blocker.execute("BEGIN IMMEDIATE")  # the writer waits for the lock
+        sink = FailureSink()
+        writer.submit_many(_chain("t", 3), sink)
+        started = time.monotonic()
+        with pytest.raises(TimeoutError, match="did not commit within 0.2 s"):
+            writer.flush(timeout=0.2)
+        assert 0.2 <= time.monotonic() - started < 5
+        blocker.execute("COMMIT")
+        blocker.close()
+        writer.flush(timeout=60)
+        assert sink.error is None and len(_stored(path, "t")) == 3
 
 
 def test_a_marker_waits_for_everything_before_it(path) -> None:

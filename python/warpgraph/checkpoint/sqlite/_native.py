@@ -221,9 +221,7 @@ class NativeGroupCommitWriter(WriterApi):
             fut.set_exception(exc)
         return fut
 
-    def _push(
-        self, ops: list[PutOp | WritesOp], target: Any, want_result: bool = False
-    ) -> None:
+    def _push(self, ops: list[PutOp | WritesOp], target: Any, want_result: bool = False) -> None:
         if _forked[0] and os.getpid() != self._pid:
             raise RuntimeError(
                 f"this SQLite writer's thread runs in process {self._pid}, not in this "
