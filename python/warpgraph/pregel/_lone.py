@@ -117,12 +117,7 @@ def lone_steps(loop: Any) -> None:
         if direct is not None:
             loop.tasks = {task_id: t}
             if session is not None:
-                if session.buffer:
-                    session.flush()  # the previous checkpoint commits before this task runs
-                elif session.failed is not None or (
-                    session.sink is not None and session.sink.error is not None
-                ):
-                    session.check()  # (what `flush` does with nothing buffered)
+                session.flush()  # the previous checkpoint commits before this task runs
         token = ACTIVE.set(session) if writer else None  # nested runs share its writer
         try:
             copy_context().run(_run_unconfigured, t, raw_config, True)  # (a copy per task)

@@ -459,11 +459,11 @@ class SaverSession:
             raise
 
     def flush(self) -> None:
-        """Commit what is buffered; raise a writer failure seen so far."""
-        items = self.take()
-        if items:
-            self.commit(items)
-        else:
+        """Commit what is buffered; raise a writer failure seen so far. (Once per step: with
+        nothing buffered and nothing failed, no further call.)"""
+        if self.buffer:
+            self.commit(self.take())  # type: ignore[arg-type]
+        elif self.failed is not None or (self.sink is not None and self.sink.error is not None):
             self.check()
 
     def get_tuple(self, config: dict) -> Any:

@@ -69,8 +69,6 @@ struct Entry {
 struct State {
     queue: VecDeque<Entry>,
     closed: bool,
-    /// Every operation with a smaller or equal seq has its outcome.
-    committed: u64,
     /// The thread has ended (nothing queued will be committed any more).
     ended: bool,
     batches: u64,
@@ -89,8 +87,9 @@ struct Shared {
     /// Bumped after each push and on close, outside the lock: what the thread spins on
     /// while a transaction is open (see `Timing::spin`).
     changes: AtomicU64,
-    /// `State::committed`, or `u64::MAX` once the thread ended: what a waiter spins on
-    /// before it sleeps (it then reads the state under the lock).
+    /// Every operation with a smaller or equal seq has its outcome. Stored under the
+    /// state's lock (a waiter checks it there before sleeping on `done`), read without it
+    /// by a waiter spinning before it sleeps.
     committed: AtomicU64,
 }
 
@@ -219,7 +218,6 @@ impl SqliteWriter {
             .spawn(move || {
                 run(&for_thread, writer, checkpointer, &fallback, &timing);
                 for_thread.lock().ended = true;
-                for_thread.committed.store(u64::MAX, Ordering::Release);
                 for_thread.done.notify_all();
             })
             .map_err(|e| PyRuntimeError::new_err(format!("cannot start the writer: {e}")))?;
@@ -265,16 +263,17 @@ impl SqliteWriter {
         Ok(py.detach(|| {
             let spin = limit.map_or(self.spin, |l| l.min(self.spin));
             spin_until(spin, || shared.committed.load(Ordering::Acquire) >= seq);
-            let pending = |s: &mut State| s.committed < seq && !s.ended;
-            let state = wait_while(&shared.done, shared.lock(), limit, pending);
-            state.committed >= seq
+            let committed = || shared.committed.load(Ordering::Acquire);
+            let pending = |s: &mut State| committed() < seq && !s.ended;
+            drop(wait_while(&shared.done, shared.lock(), limit, pending));
+            committed() >= seq
         }))
     }
 
     /// The largest seq up to which every operation has its outcome.
     #[getter]
     fn committed(&self) -> u64 {
-        self.shared.lock().committed
+        self.shared.committed.load(Ordering::Acquire)
     }
 
     /// Transactions committed so far.
@@ -542,7 +541,6 @@ fn run(
         };
         let finish = |shared: &Shared| {
             let mut state = shared.lock();
-            state.committed = last;
             shared.committed.store(last, Ordering::Release);
             if started.is_some() && !rolled_back {
                 state.batches += 1;

@@ -454,8 +454,7 @@ class SqliteCore(MaintenanceMixin, PendingStatesMixin):
         base chain), to encode it against; None when it has no (stored) parent."""
         parent = base = self.state_of(conn, thread, ns, parent_id) if parent_id else None
         if parent is not None:
-            depth = parent.depth + 1
-            depth -= depth & -depth  # (`codec.skip_base_depth`, inline: once per put)
+            depth = codec.skip_base_depth(parent.depth + 1)
             while base.depth > depth and base.base_id is not None:  # type: ignore[union-attr]
                 base = self.state_of(conn, thread, ns, base.base_id)  # type: ignore[union-attr]
                 if base is None:
