@@ -16,12 +16,9 @@ from typing import TYPE_CHECKING, Any
 
 from warpgraph._internal._compat import TypedDict
 from warpgraph._internal._constants import (
+    _CHECKPOINT_COORDINATE_KEYS,
     CONF,
-    CONFIG_KEY_CHECKPOINT_ID,
-    CONFIG_KEY_CHECKPOINT_MAP,
-    CONFIG_KEY_CHECKPOINT_NS,
     CONFIG_KEY_RUNTIME,
-    CONFIG_KEY_THREAD_ID,
     NS_END,
     NS_SEP,
 )
@@ -182,12 +179,6 @@ CONFIG_KEYS = (
     "run_id",
 )
 _COPIABLE_KEYS = frozenset(("tags", "metadata", "callbacks", "configurable"))
-_CHECKPOINT_COORDINATE_KEYS = (
-    CONFIG_KEY_THREAD_ID,
-    CONFIG_KEY_CHECKPOINT_NS,
-    CONFIG_KEY_CHECKPOINT_ID,
-    CONFIG_KEY_CHECKPOINT_MAP,
-)
 _PROPAGATE_TO_METADATA = frozenset(
     ("checkpoint_ns", "graph_id", "checkpoint_id", "run_id", "thread_id", "task_id", "assistant_id")
 )

@@ -57,6 +57,8 @@ CONFIG_KEY_SCRATCHPAD: Final = _i("__pregel_scratchpad")
 CONFIG_KEY_DURABILITY: Final = _i("__pregel_durability")
 CONFIG_KEY_RUNTIME: Final = _i("__pregel_runtime")
 CONFIG_KEY_RESUME_MAP: Final = _i("__pregel_resume_map")
+CONFIG_KEY_RUNNER_SUBMIT: Final = _i("__pregel_runner_submit")
+CONFIG_KEY_NODE_ERROR: Final = _i("__pregel_node_error")
 
 # Write keys that apply_writes never routes to a channel.
 RESERVED_WRITE_KEYS: Final = frozenset(
@@ -99,6 +101,14 @@ RESERVED: Final = frozenset(
         NS_END,
         CONF,
     )
+)
+
+# An explicit configurable naming any of these addresses its own checkpoint lineage.
+_CHECKPOINT_COORDINATE_KEYS: Final = (
+    CONFIG_KEY_THREAD_ID,
+    CONFIG_KEY_CHECKPOINT_NS,
+    CONFIG_KEY_CHECKPOINT_ID,
+    CONFIG_KEY_CHECKPOINT_MAP,
 )
 
 del _i

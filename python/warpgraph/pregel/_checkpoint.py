@@ -16,13 +16,14 @@ from warpgraph._internal._constants import (
     NS_SEP,
     NULL_TASK_ID,
 )
+from warpgraph.checkpoint.base import copy_checkpoint
 from warpgraph.config import ensure_config, merge_configs, recast_checkpoint_ns
 from warpgraph.pregel import _engine
 from warpgraph.pregel._io import read_channels
 from warpgraph.pregel._persist import foreign_tuple
 from warpgraph.pregel.debug import read_task_statuses, tasks_w_writes
 
-__all__ = ("SnapshotMixin", "patch_checkpoint_map")
+__all__ = ("SnapshotMixin", "copy_checkpoint", "patch_checkpoint_map")
 
 
 def patch_checkpoint_map(config: dict | None, metadata: dict | None) -> dict | None:

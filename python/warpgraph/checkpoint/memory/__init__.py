@@ -21,6 +21,7 @@ from warpgraph.checkpoint.base import (
     get_checkpoint_metadata,
     writes_sort_key,
 )
+from warpgraph.checkpoint.memory._persistent import PersistentDict
 from warpgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 try:
@@ -30,7 +31,7 @@ try:
 except ImportError:  # pragma: no cover
     _pack_envelope = None
 
-__all__ = ("InMemorySaver", "MemorySaver")
+__all__ = ("InMemorySaver", "MemorySaver", "PersistentDict")
 
 Typed = tuple[str, bytes]
 _EMPTY: Typed = ("empty", b"")
