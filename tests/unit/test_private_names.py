@@ -105,3 +105,78 @@ def test_persistent_dict_refuses_what_it_cannot_store_and_corrupt_files(tmp_path
     missing = PersistentDict(filename=str(tmp_path / "nope"))
     missing.load()
     assert missing == {}
+
+
+def test_more_private_names_exist() -> None:
+    from warpgraph._internal._runnable import RunnableLike, run_in_executor  # noqa: F401
+    from warpgraph.channels.binop import _get_overwrite, _operators_equal, _strip_extras
+    from warpgraph.pregel._loop import AsyncPregelLoop, PregelLoop, SyncPregelLoop
+    from warpgraph.pregel.protocol import StreamChunk  # noqa: F401
+    from warpgraph.types import Overwrite
+
+    assert SyncPregelLoop is PregelLoop and AsyncPregelLoop is PregelLoop
+    assert _get_overwrite(Overwrite([1])) == (True, [1])
+    assert _get_overwrite({"__overwrite__": 2}) == (True, 2)
+    assert _get_overwrite({"a": 1}) == (False, None)
+    assert _operators_equal(len, len) and not _operators_equal(len, abs)
+    assert _strip_extras(list[int]) is list
+    assert (RunnableLike | None) is not None  # usable in annotations as LangGraph's
+
+
+async def test_run_in_executor_runs_on_a_thread_in_the_callers_context() -> None:
+    import contextvars
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    from warpgraph._internal._runnable import run_in_executor
+
+    var: contextvars.ContextVar[str] = contextvars.ContextVar("var")
+    var.set("caller")
+    main = threading.get_ident()
+
+    def where(x: int, *, y: int) -> tuple:
+        return x + y, var.get(), threading.get_ident() != main
+
+    assert await run_in_executor(None, where, 1, y=2) == (3, "caller", True)
+    assert await run_in_executor({"configurable": {}}, where, 1, y=3) == (4, "caller", True)
+    with ThreadPoolExecutor(1) as pool:
+        assert await run_in_executor(pool, where, 2, y=2) == (4, "caller", True)
+
+
+@pytest.mark.parametrize("lc", [True, False])
+def test_messages_delta_reducer_matches_langgraphs(lc: bool, monkeypatch) -> None:
+    from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage
+    from langgraph.graph.message import _messages_delta_reducer as theirs
+    from warpgraph.graph import message as wg_message
+
+    state = [HumanMessage("a", id="1"), AIMessage("b", id="2")]
+    writes = [
+        [HumanMessage("c", id="3"), RemoveMessage(id="1")],
+        AIMessage("b2", id="2"),
+        [RemoveMessage(id="nope"), HumanMessage("no id")],
+    ]
+    if lc:
+        assert wg_message._messages_delta_reducer(state, writes) == theirs(state, writes)
+        reset = [
+            [HumanMessage("x", id="9"), RemoveMessage(id="__remove_all__"), AIMessage("y", id="8")]
+        ]
+        assert wg_message._messages_delta_reducer(state, reset) == theirs(state, reset)
+        # batching-invariant
+        once = wg_message._messages_delta_reducer(state, writes)
+        twice = wg_message._messages_delta_reducer(
+            wg_message._messages_delta_reducer(state, writes[:1]), writes[1:]
+        )
+        assert once == twice
+    else:  # without langchain-core: dict messages, {"type": "remove"} tombstones
+        monkeypatch.setattr(wg_message, "_lc", False)
+        out = wg_message._messages_delta_reducer(
+            [
+                {"role": "user", "content": "a", "id": "1"},
+                {"role": "ai", "content": "b", "id": "2"},
+            ],
+            [[{"type": "remove", "id": "1"}], "hi", {"role": "ai", "content": "b2", "id": "2"}],
+        )
+        assert out == [
+            {"role": "ai", "content": "b2", "id": "2"},
+            {"role": "user", "content": "hi"},
+        ]

@@ -9,16 +9,16 @@ injected).
 from __future__ import annotations
 
 import collections.abc
+import contextvars
 import inspect
-import sys
 import types
 import typing
 import warnings
 from collections.abc import Awaitable, Callable
-from functools import wraps
+from functools import partial, wraps
 from typing import Any, Union
 
-from warpgraph._internal._constants import CONF, CONFIG_KEY_RUNTIME
+from warpgraph._internal._constants import CONF, CONFIG_KEY_NODE_ERROR, CONFIG_KEY_RUNTIME
 from warpgraph._internal._typing import MISSING
 from warpgraph.config import (
     _CONFIG,
@@ -28,9 +28,15 @@ from warpgraph.config import (
     set_config_var,
 )
 
-__all__ = ("RunnableCallable", "RunnableSeq", "coerce_to_runnable", "is_async_callable")
+__all__ = (
+    "RunnableCallable",
+    "RunnableLike",
+    "RunnableSeq",
+    "coerce_to_runnable",
+    "is_async_callable",
+    "run_in_executor",
+)
 
-CONFIG_KEY_NODE_ERROR = sys.intern("__pregel_node_error")
 _EMPTY = inspect.Parameter.empty
 _VALID_KINDS = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
 _NONE_TYPE = type(None)
@@ -359,6 +365,20 @@ def run_in_worker(func: Callable[..., Any], *args: Any, **kwargs: Any) -> Awaita
     return _run_in_worker(func, *args, **kwargs)
 
 
+async def run_in_executor(
+    executor_or_config: Any, func: Callable[..., Any], *args: Any, **kwargs: Any
+) -> Any:
+    """Await `func(*args, **kwargs)` on a thread in a copy of the current context: on the
+    given `concurrent.futures.Executor`, else (None or a config) on warpgraph's worker pool.
+    (langchain-core's helper of this name, which LangGraph's code imports from here.)"""
+    if executor_or_config is None or isinstance(executor_or_config, dict):
+        return await run_in_worker(func, *args, **kwargs)
+    import asyncio  # (only here: importing warpgraph does not import asyncio)
+
+    call = partial(contextvars.copy_context().run, func, *args, **kwargs)
+    return await asyncio.get_running_loop().run_in_executor(executor_or_config, call)
+
+
 def _in_worker_thread(func: Callable[..., Any]) -> Callable[..., Awaitable[Any]]:
     """An async version of `func` that runs it on the worker pool."""
 
@@ -499,3 +519,14 @@ class RunnableSeq:
         for step in self._rest:
             value = await _ainvoke(step, value, config)
         return value
+
+
+RunnableLike = Union[  # noqa: UP007 (a runtime alias others combine with `| None`)
+    RunnableCallable,
+    RunnableSeq,
+    Callable[..., Any],
+    Callable[..., Awaitable[Any]],
+    collections.abc.Mapping[str, Any],
+]
+"""What a node or step may be given as: a runnable, a sync or async function, or a mapping
+of such (run in parallel)."""

@@ -79,6 +79,12 @@ def _same_operator(a: Callable, b: Callable) -> bool:
     return a is b
 
 
+# LangGraph's private names for the three helpers above (its DeltaChannel imports them)
+_strip_extras = _bare_type
+_get_overwrite = _unwrap_overwrite
+_operators_equal = _same_operator
+
+
 def _is_delta_snapshot(value: Any) -> bool:
     """A `_DeltaSnapshot` blob (stored by a DeltaChannel in an older version of the thread)."""
     return type(value).__name__ == "_DeltaSnapshot" and hasattr(value, "value")

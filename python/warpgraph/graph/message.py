@@ -162,6 +162,55 @@ def _merge(ops: Any, left: list, right: list) -> list:
     return merged
 
 
+def _messages_delta_reducer(state: list, writes: list) -> list:
+    """Batch reducer for a delta channel of messages (LangGraph's experimental one).
+
+    Folds every write of a step at once: a write that is a list adds its items, anything else
+    is one message; the last remove-all marker drops what came before it; then by id, a
+    remove deletes (an unknown id is ignored), a known id replaces in place, a new id or
+    none appends. Ids are not assigned and chunks are not converted. It is batching-invariant:
+    folding `xs` then `ys` equals folding `xs + ys`.
+    """
+    flat: list = []
+    for w in writes:
+        if isinstance(w, list):
+            flat.extend(w)
+        else:
+            flat.append(w)
+    lc = _langchain()
+    if lc is not None:
+        ops: Any = _LcOps(lc)
+        as_messages = lc.convert_to_messages
+        current = state if state and isinstance(state[0], lc.BaseMessage) else as_messages(state)
+        incoming = as_messages(flat)
+    else:
+        ops = _DictOps
+        current, incoming = _DictOps.coerce(state), _DictOps.coerce(flat)
+    for idx in range(len(incoming) - 1, -1, -1):
+        m = incoming[idx]
+        if ops.is_remove(m) and ops.get_id(m) == REMOVE_ALL_MESSAGES:
+            current, incoming = [], incoming[idx + 1 :]
+            break
+    out: list = list(current)
+    where = {mid: i for i, m in enumerate(out) if (mid := ops.get_id(m)) is not None}
+    for m in incoming:
+        mid = ops.get_id(m)
+        if mid is None:
+            out.append(m)
+        elif ops.is_remove(m):
+            if (i := where.pop(mid, None)) is not None:
+                out[i] = _GONE
+        elif mid in where:
+            out[where[mid]] = m
+        else:
+            where[mid] = len(out)
+            out.append(m)
+    return [m for m in out if m is not _GONE]
+
+
+_GONE = object()
+
+
 @_with_both
 def add_messages(
     left: Messages,

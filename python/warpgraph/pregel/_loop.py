@@ -782,4 +782,7 @@ class PregelLoop:
         return False
 
 
-__all__ = ("RUN", "PregelLoop", "Stream", "duplex")
+# LangGraph has a loop class per driver; here one step machine serves both drivers
+SyncPregelLoop = AsyncPregelLoop = PregelLoop
+
+__all__ = ("RUN", "AsyncPregelLoop", "PregelLoop", "Stream", "SyncPregelLoop", "duplex")

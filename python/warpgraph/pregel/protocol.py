@@ -6,7 +6,10 @@ from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
-__all__ = ("PregelProtocol", "StreamProtocol")
+__all__ = ("PregelProtocol", "StreamChunk", "StreamProtocol")
+
+StreamChunk = tuple[tuple[str, ...], str, Any]
+"""What a stream sink is handed: (namespace, mode, payload)."""
 
 
 class StreamProtocol:
