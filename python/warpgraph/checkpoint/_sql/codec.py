@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from warpgraph import _core
+from warpgraph._internal._flags import FAST_PATHS
 from warpgraph.checkpoint.base import (
     EXCLUDED_METADATA_KEYS,
     WRITES_IDX_MAP,
@@ -179,7 +180,7 @@ def encode_against(
         blobs,
         INLINE_MAX,
         CORE_KEYS,
-        type(serde) is JsonPlusSerializer,
+        native_serde(serde),
     )
     base_id = base.checkpoint_id if diffed else None  # type: ignore[union-attr]
     state = VersionsState(checkpoint["id"], depth, base_id, cv, vs, inline)
@@ -255,8 +256,9 @@ def _dump(serde: SerializerProtocol, what: str, value: Any) -> Typed:
 
 def native_serde(serde: SerializerProtocol) -> bool:
     """Whether `serde` is the default serializer, whose `dumps_typed` the native row
-    builders reproduce for exact builtins (other values still go through it)."""
-    return type(serde) is JsonPlusSerializer
+    builders reproduce for exact builtins (other values still go through it; every value
+    does with WARPGRAPH_FAST_PATHS=0)."""
+    return FAST_PATHS and type(serde) is JsonPlusSerializer
 
 
 def blob_rows(
