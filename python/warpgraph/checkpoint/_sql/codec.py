@@ -226,11 +226,12 @@ def state_from_record(
 def checkpoint_from_record(
     record: dict[str, Any], state: VersionsState, values: dict[str, Any]
 ) -> Checkpoint:
-    """A fresh Checkpoint dict (caller-owned copies of the versions)."""
+    """A fresh Checkpoint dict (caller-owned copies of the versions), its keys in the order
+    of the checkpoints the loop creates (LangGraph's savers give them back as they were)."""
     out: dict[str, Any] = {
         "v": record["v"],
-        "id": record["id"],
         "ts": record["ts"],
+        "id": record["id"],
         "channel_values": values,
         "channel_versions": dict(state.channel_versions),
         "versions_seen": {k: dict(v) for k, v in state.versions_seen.items()},
