@@ -22,9 +22,8 @@ from langgraph.pregel._algo import _uuid5_str, _xxhash_str
 from langgraph.pregel._algo import task_path_str as ref_task_path_str
 from langgraph.types import Send
 from typing_extensions import TypedDict
-
-
 from warpgraph._internal._flags import FAST_PATHS
+
 _core = pytest.importorskip("warpgraph._core")
 
 OPT = ormsgpack.OPT_NON_STR_KEYS
