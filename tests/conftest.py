@@ -31,15 +31,59 @@ settings.load_profile("long" if LONG else "default")
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "long: opt-in long variant (WARPGRAPH_LONG_TESTS=1)")
+    config.addinivalue_line(
+        "markers",
+        "fast_paths: tests a fast path itself (a batching session, the native writer, "
+        "engine-encoded envelopes, ...), which WARPGRAPH_FAST_PATHS=0 turns off: not run then",
+    )
+
+
+LONG_SKIP = "long variant; set WARPGRAPH_LONG_TESTS=1"
+FAST_PATHS_SKIP = "tests a fast path, off with WARPGRAPH_FAST_PATHS=0"
+# the only skips CI accepts: opt-in variants, not something missing or not ready
+CI_ALLOWED_SKIPS = (LONG_SKIP, FAST_PATHS_SKIP)
 
 
 def pytest_collection_modifyitems(config, items):
-    if LONG:
-        return
-    skip = pytest.mark.skip(reason="long variant; set WARPGRAPH_LONG_TESTS=1")
+    from warpgraph._internal._flags import FAST_PATHS
+
+    skip_long = pytest.mark.skip(reason=LONG_SKIP)
+    skip_fast = pytest.mark.skip(reason=FAST_PATHS_SKIP)
     for item in items:
-        if "long" in item.keywords:
-            item.add_marker(skip)
+        if not LONG and "long" in item.keywords:
+            item.add_marker(skip_long)
+        if not FAST_PATHS and "fast_paths" in item.keywords:
+            item.add_marker(skip_fast)
+
+
+def _skip_reason(longrepr) -> str:
+    if isinstance(longrepr, tuple) and len(longrepr) == 3:
+        return str(longrepr[2])
+    return str(longrepr)
+
+
+def _fail_skip_in_ci(report) -> None:
+    """Under CI=true a skip is a failure (a missing dependency, a module that does not
+    import, a server that does not start), except the opt-in variants above."""
+    if not (_in_ci() and report.skipped) or hasattr(report, "wasxfail"):
+        return
+    reason = _skip_reason(report.longrepr)
+    if any(allowed in reason for allowed in CI_ALLOWED_SKIPS):
+        return
+    report.outcome = "failed"
+    report.longrepr = f"skipped under CI=true (CI runs every test): {reason}"
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    _fail_skip_in_ci(outcome.get_result())
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector):
+    outcome = yield
+    _fail_skip_in_ci(outcome.get_result())
 
 
 # --- PostgreSQL: ONE scratch server per session, shared by every test directory --------

@@ -433,6 +433,7 @@ def _graphs_for_envelopes():
     return [loop, wide, parent]
 
 
+@pytest.mark.fast_paths
 @pytest.mark.parametrize("durability", ["sync", "async", "exit"])
 def test_engine_encoded_envelopes_equal_the_serializers(monkeypatch, durability: str) -> None:
     """With warpgraph's InMemorySaver the engine encodes each checkpoint's envelope when it

@@ -20,6 +20,9 @@ from warpgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from warpgraph.checkpoint.sqlite import SqliteSaver
 from warpgraph.checkpoint.sqlite._store import SqliteCore
 
+# the native writer / items are fast paths (off with WARPGRAPH_FAST_PATHS=0)
+pytestmark = pytest.mark.fast_paths
+
 TARGET = object()  # (a failure sink: items only carry it)
 
 

@@ -27,6 +27,9 @@ from warpgraph.checkpoint.sqlite._native import (
 
 from tests._subproc import run_python
 
+# the native writer is a fast path (off with WARPGRAPH_FAST_PATHS=0)
+pytestmark = pytest.mark.fast_paths
+
 
 def _cp(n: int, cid: str | None = None) -> dict:
     return {
@@ -126,18 +129,13 @@ def _timed_writer(
     )
 
 
-def _committed_after(writer: NativeGroupCommitWriter, ops: list, gap: float) -> int:
-    """Submit `ops` one by one, `gap` seconds apart; the writer's transactions until it
-    went idle (no flush: nothing urgent)."""
-    sink = FailureSink()
-    for op in ops:
-        writer.submit_many([op], sink)
-        time.sleep(gap)
-    deadline = time.monotonic() + 10
-    while writer._native.committed < len(ops) and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert sink.error is None
-    return writer.batches
+def _until(cond: Any, what: str, timeout: float = 60.0) -> None:
+    """Bounded polling (generous limit: the machine may be busy)."""
+    deadline = time.monotonic() + timeout
+    while not cond():
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out after {timeout} s waiting for {what}")
+        time.sleep(0.002)
 
 
 # the thread spins while a transaction is open (spin > 0) or polls (0): the same timing
@@ -146,24 +144,53 @@ SPINS = pytest.mark.parametrize("spin", [0.0, 0.001], ids=["poll", "spin"])
 
 @SPINS
 def test_a_transaction_stays_open_while_operations_keep_coming(path, spin: float) -> None:
-    """Operations closer together than the linger time share one transaction (the thread
-    inserts them as they come, and commits once none came for the linger time)."""
+    """Operations that come while a transaction is open join it: with a linger time and a
+    window longer than the test, only the flush commits, all of them at once."""
     with SqliteSaver.from_conn_string(path) as saver:
-        with _timed_writer(saver, linger=1.0, window=30, spin=spin) as writer:
-            assert _committed_after(writer, _chain("a", 3), 0.02) == 1
+        with _timed_writer(saver, linger=120.0, window=240.0, spin=spin) as writer:
+            sink = FailureSink()
+            ops = _chain("a", 3)
+            for op in ops:
+                writer.submit_many([op], sink)
+            assert writer.batches == 0  # (submitted: queued to the thread) none committed
+            writer.flush(timeout=60)
+            assert sink.error is None and writer.batches == 1
         assert len(_stored(path, "a")) == 3
 
 
 @SPINS
-def test_the_window_and_the_linger_time_end_a_transaction(path, spin: float) -> None:
+def test_the_window_ends_a_transaction_while_operations_keep_coming(path, spin: float) -> None:
+    """A transaction is never older than the window: with a linger time longer than the
+    test, operations that keep coming are still committed."""
     with SqliteSaver.from_conn_string(path) as saver:
-        # operations keep coming, but a transaction is never older than the window
-        with _timed_writer(saver, linger=0.3, window=0.05, spin=spin) as writer:
-            assert _committed_after(writer, _chain("w", 6), 0.03) >= 2
-        # operations further apart than the linger time: one transaction each
-        with _timed_writer(saver, linger=0.01, window=30, spin=spin) as writer:
-            assert _committed_after(writer, _chain("l", 2), 0.25) == 4
-        assert len(_stored(path, "w")) == 6 and len(_stored(path, "l")) == 2
+        with _timed_writer(saver, linger=120.0, window=0.05, spin=spin) as writer:
+            sink = FailureSink()
+            submitted = 0
+            deadline = time.monotonic() + 60
+            while writer.batches == 0:  # (only the window can commit)
+                assert time.monotonic() < deadline, "the window never ended a transaction"
+                writer.submit_many(_chain(f"w{submitted}", 1), sink)
+                submitted += 1
+                time.sleep(0.005)
+            writer.flush(timeout=60)
+            assert sink.error is None
+        assert all(len(_stored(path, f"w{i}")) == 1 for i in range(submitted))
+
+
+@SPINS
+def test_the_linger_time_ends_a_transaction_when_operations_stop(path, spin: float) -> None:
+    """Once no operation came for the linger time, the thread commits by itself (no
+    flush): an operation submitted only after the previous one committed gets its own
+    transaction."""
+    with SqliteSaver.from_conn_string(path) as saver:
+        with _timed_writer(saver, linger=0.01, window=120.0, spin=spin) as writer:
+            sink = FailureSink()
+            ops = _chain("l", 2)
+            for i, op in enumerate(ops):
+                writer.submit_many([op], sink)
+                _until(lambda i=i: writer._native.committed > i, f"operation {i} to commit")
+            assert sink.error is None and writer.batches == len(ops)
+        assert len(_stored(path, "l")) == 2
 
 
 def test_futures_get_results_and_errors(path) -> None:

@@ -85,6 +85,7 @@ def _run_both(graph: Any, runs: dict[str, str]) -> dict[str, Any]:
     return results
 
 
+@pytest.mark.fast_paths
 def test_runs_on_one_saver_share_one_writer(tmp_path) -> None:
     with SqliteSaver.from_conn_string(str(tmp_path / "w.db")) as saver:
         made = _counting(saver)
@@ -110,6 +111,7 @@ def test_runs_on_one_saver_share_one_writer(tmp_path) -> None:
     assert not made[0].alive  # the context exit stopped it
 
 
+@pytest.mark.fast_paths
 def test_a_failed_commit_reaches_its_own_run_only(tmp_path) -> None:
     with SqliteSaver.from_conn_string(str(tmp_path / "e.db")) as saver:
         made = _counting(saver)
@@ -197,6 +199,7 @@ def test_with_allowlist_clone_gets_its_own_writer(tmp_path) -> None:
         clone.close_writer()
 
 
+@pytest.mark.fast_paths
 @pytest.mark.parametrize("conn_kind", ["sqlite3", "aiosqlite"])
 async def test_async_saver_runs_share_one_writer(tmp_path, conn_kind: str) -> None:
     path = str(tmp_path / "as.db")

@@ -20,8 +20,9 @@ from typing import Any
 
 import pytest
 
-from .libs import Lib, get_lib, target_name, warpgraph_import_error
-from .normalize import Normalizer, first_difference, sort_key
+from .libs import Lib, get_lib, in_ci, target_name, warpgraph_import_error
+from .normalize import UUID_RE, Normalizer, first_difference, sort_key
+from .savers import SaverLib
 
 ALL_MODES = ["updates", "values", "custom", "tasks", "checkpoints"]
 # API variants: (name, stream_mode or None for invoke, subgraphs)
@@ -106,25 +107,50 @@ def _threads(calls: list) -> list[dict]:
     return list(seen.values())
 
 
-def _checkpoint_rows(tuples: list) -> list[dict]:
+def _checkpoint_rows(tuples: list, sql: bool = False) -> list[dict]:
+    """The saver's checkpoints as rows (`sql`: an SQL saver, whose order of the keys of
+    `channel_values` is its own: LangGraph's savers disagree on it, so it is sorted)."""
     rows = []
     for t in tuples:
+        cp = t.checkpoint
+        if sql:
+            cp = {**cp, "channel_values": dict(sorted(cp["channel_values"].items()))}
         rows.append(
             {
                 "config": t.config,
-                "checkpoint": t.checkpoint,
+                "checkpoint": cp,
                 "metadata": t.metadata,
                 "parent_config": t.parent_config,
                 "pending_writes": sorted(t.pending_writes or [], key=sort_key),
             }
         )
-    # group by namespace (saver order of namespaces is not part of the contract)
-    rows.sort(key=lambda r: r["config"]["configurable"].get("checkpoint_ns", ""))
-    return rows
+    return sort_rows(rows)
 
 
-def _stream_kwargs(api: str, durability: str | None, kwargs: dict) -> dict:
+def sort_rows(rows: list[dict]) -> list[dict]:
+    """Rows grouped by namespace, in an order that does not depend on the task ids inside
+    namespaces (random per run) nor on the saver's order of namespaces (not part of the
+    contract): by the namespace with its task ids masked, then by when the namespace got
+    its first checkpoint (checkpoint ids are time-ordered uuid6), so two runs of one
+    subgraph on a thread keep their order; within a namespace, the saver's order."""
+    groups: dict[str, list[dict]] = {}
+    for r in rows:
+        groups.setdefault(r["config"]["configurable"].get("checkpoint_ns", ""), []).append(r)
+
+    def key(item: tuple[str, list[dict]]) -> tuple[str, str]:
+        ns, group = item
+        first = min(r["config"]["configurable"]["checkpoint_id"] for r in group)
+        return (UUID_RE.sub("<id>", ns), first)
+
+    return [r for _, group in sorted(groups.items(), key=key) for r in group]
+
+
+def _stream_kwargs(
+    api: str, durability: str | None, kwargs: dict, modes: list | None = None
+) -> dict:
     mode, subgraphs = {**APIS, **SUBGRAPH_APIS}[api]
+    if modes is not None:
+        mode = modes
     kw = dict(kwargs)
     if durability is not None:
         kw["durability"] = durability
@@ -135,17 +161,36 @@ def _stream_kwargs(api: str, durability: str | None, kwargs: dict) -> dict:
     return kw
 
 
-def run_sync(scn: Scenario, lib: Lib, api: str, durability: str | None) -> dict:
+def run_sync(
+    scn: Scenario,
+    lib: Lib,
+    api: str,
+    durability: str | None,
+    saver: Any = None,
+    modes: list | None = None,
+) -> dict:
+    """One library's trace (`saver`: see `compare_sync`; `modes`: stream these modes
+    instead of `api`'s, with its subgraphs flag)."""
+    if saver is None:
+        return _run_sync(scn, lib, api, durability, modes)
+    env = saver.env(lib.name)
+    try:
+        return _run_sync(scn, SaverLib(lib, env.make), api, durability, modes)
+    finally:
+        env.close()
+
+
+def _run_sync(scn: Scenario, lib: Any, api: str, durability: str | None, modes: Any) -> dict:
     built = _build(scn, lib)
     if isinstance(built, dict):
         return built
     graph, calls, kwargs = _calls(built)
-    kw = _stream_kwargs(api, durability, kwargs)
+    kw = _stream_kwargs(api, durability, kwargs, modes)
     trace: dict[str, Any] = {"calls": []}
     for inp, cfg in calls:
         rec: dict[str, Any] = {}
         try:
-            if api == "invoke":
+            if api == "invoke" and modes is None:
                 rec["result"] = graph.invoke(inp, cfg, **kw)
             else:
                 rec["chunks"] = chunks = []
@@ -155,11 +200,12 @@ def run_sync(scn: Scenario, lib: Lib, api: str, durability: str | None) -> dict:
             rec["error"] = exc
         trace["calls"].append(rec)
     saver = graph.checkpointer
+    sql = isinstance(lib, SaverLib)
     if saver not in (None, True, False):
         for cfg in _threads(calls):
             tid = cfg["configurable"]["thread_id"]
             probes = {
-                "checkpoints": lambda cfg=cfg: _checkpoint_rows(list(saver.list(cfg))),
+                "checkpoints": lambda cfg=cfg: _checkpoint_rows(list(saver.list(cfg)), sql),
                 "state": lambda cfg=cfg: graph.get_state(cfg),
                 "state_sub": lambda cfg=cfg: graph.get_state(cfg, subgraphs=True),
                 "history": lambda cfg=cfg: list(graph.get_state_history(cfg)),
@@ -176,17 +222,36 @@ async def _alist(aiter, then=list):
     return then([x async for x in aiter])
 
 
-async def run_async(scn: Scenario, lib: Lib, api: str, durability: str | None) -> dict:
+async def run_async(
+    scn: Scenario,
+    lib: Lib,
+    api: str,
+    durability: str | None,
+    saver: Any = None,
+    modes: list | None = None,
+) -> dict:
+    """One library's trace (`saver`: see `compare_sync`; `modes`: stream these modes
+    instead of `api`'s, with its subgraphs flag)."""
+    if saver is None:
+        return await _run_async(scn, lib, api, durability, modes)
+    env = saver.env(lib.name)
+    try:
+        return await _run_async(scn, SaverLib(lib, env.make), api, durability, modes)
+    finally:
+        env.close()
+
+
+async def _run_async(scn: Scenario, lib: Any, api: str, durability: str | None, modes: Any) -> dict:
     built = _build(scn, lib)
     if isinstance(built, dict):
         return built
     graph, calls, kwargs = _calls(built)
-    kw = _stream_kwargs(api, durability, kwargs)
+    kw = _stream_kwargs(api, durability, kwargs, modes)
     trace: dict[str, Any] = {"calls": []}
     for inp, cfg in calls:
         rec: dict[str, Any] = {}
         try:
-            if api == "invoke":
+            if api == "invoke" and modes is None:
                 rec["result"] = await graph.ainvoke(inp, cfg, **kw)
             else:
                 rec["chunks"] = chunks = []
@@ -196,11 +261,14 @@ async def run_async(scn: Scenario, lib: Lib, api: str, durability: str | None) -
             rec["error"] = exc
         trace["calls"].append(rec)
     saver = graph.checkpointer
+    sql = isinstance(lib, SaverLib)
     if saver not in (None, True, False):
         for cfg in _threads(calls):
             tid = cfg["configurable"]["thread_id"]
             probes = {
-                "checkpoints": lambda cfg=cfg: _alist(saver.alist(cfg), _checkpoint_rows),
+                "checkpoints": lambda cfg=cfg: _alist(
+                    saver.alist(cfg), lambda ts: _checkpoint_rows(ts, sql)
+                ),
                 "state": lambda cfg=cfg: graph.aget_state(cfg),
                 "state_sub": lambda cfg=cfg: graph.aget_state(cfg, subgraphs=True),
                 "history": lambda cfg=cfg: _alist(graph.aget_state_history(cfg)),
@@ -213,23 +281,54 @@ async def run_async(scn: Scenario, lib: Lib, api: str, durability: str | None) -
     return trace
 
 
-def _is_barrier(chunk: Any) -> bool:
-    """Chunks emitted once a super-step's tasks have all finished."""
-    if isinstance(chunk, tuple) and len(chunk) == 3:  # (ns, mode, payload)
-        return chunk[1] in ("values", "checkpoints") or _is_barrier(chunk[2])
-    if isinstance(chunk, tuple) and len(chunk) == 2:  # (mode, payload) or (ns, payload)
-        if chunk[0] in ("values", "checkpoints"):
-            return True
-        return _is_barrier(chunk[1])
-    return isinstance(chunk, dict) and chunk.get("type") == "checkpoint" and "step" in chunk
+def _parts(chunk: Any, api: str) -> tuple[tuple, str | None, Any]:
+    """(namespace, mode, payload) of a chunk of `api`'s stream (mode None for invoke)."""
+    mode, subgraphs = {**APIS, **SUBGRAPH_APIS}[api]
+    multi = isinstance(mode, list)
+    if subgraphs and multi:
+        return chunk
+    if subgraphs:
+        return chunk[0], mode, chunk[1]
+    if multi:
+        return (), chunk[0], chunk[1]
+    return (), mode, chunk
 
 
-def _unorder(chunks: list) -> list:
-    """Sort chunks within each run between barriers (parallel tasks finish in any order)."""
-    out: list = []
+def _fixed(mode: str | None, payload: Any) -> bool:
+    """Chunks whose place LangGraph fixes: a step's values and checkpoint, its task starts
+    (all emitted before the step's tasks run, in task order) and the debug twins of those.
+    The others (updates, custom chunks, task results) come as parallel tasks finish."""
+    if mode in ("values", "checkpoints"):
+        return True
+    if mode == "tasks":
+        return isinstance(payload, dict) and "input" in payload
+    if mode == "debug":
+        return isinstance(payload, dict) and payload.get("type") in ("checkpoint", "task")
+    return False
+
+
+def _root_start(chunk: Any, api: str) -> bool:
+    ns, mode, payload = _parts(chunk, api)
+    return ns == () and mode == "tasks" and isinstance(payload, dict) and "input" in payload
+
+
+def _unorder(chunks: list, api: str, segments: list[int] | None = None) -> list:
+    """Chunks in order, except that a run of chunks whose order parallel tasks decide (see
+    `_fixed`) between two fixed chunks is sorted. `segments`: for streams without fixed
+    chunks (a single "updates" or "custom" mode), how many chunks each super-step emitted
+    (see `step_segments`); each step's chunks are sorted."""
+    if segments is not None:
+        out: list = []
+        pos = 0
+        for n in segments:
+            out.extend(sorted(chunks[pos : pos + n], key=sort_key))
+            pos += n
+        out.extend(sorted(chunks[pos:], key=sort_key))
+        return out
+    out = []
     group: list = []
     for c in chunks:
-        if _is_barrier(c):
+        if _fixed(*_parts(c, api)[1:]):
             out.extend(sorted(group, key=sort_key))
             group = []
             out.append(c)
@@ -239,11 +338,70 @@ def _unorder(chunks: list) -> list:
     return out
 
 
-def normalise_trace(trace: dict, parallel: bool) -> dict:
+def _segment_api(scn: Scenario, api: str) -> tuple[str, bool] | None:
+    """(mode, subgraphs) when `api`'s stream of a parallel scenario has no fixed chunks."""
+    mode, subgraphs = {**APIS, **SUBGRAPH_APIS}[api]
+    if scn.parallel and mode in ("updates", "custom"):
+        return mode, subgraphs
+    return None
+
+
+def _count_segments(chunks: list, mode: str, subgraphs: bool) -> list[int]:
+    """Per root super-step of a `[mode, "tasks"]` stream: how many `mode` chunks it has."""
+    api = "multi-sub" if subgraphs else "multi"
+    counts: list[int] = []
+    prev_start = False
+    for c in chunks:
+        start = _root_start(c, api)
+        if start and not prev_start:
+            counts.append(0)
+        prev_start = start
+        if _parts(c, api)[1] == mode:
+            if not counts:
+                counts.append(0)
+            counts[-1] += 1
+    return counts
+
+
+def step_segments(scn: Scenario, api: str, durability: str | None, saver: Any) -> list | None:
+    """For a stream without fixed chunks: the reference's chunks per super-step, per call
+    (from the same scenario streamed with "tasks" added), else None."""
+    seg = _segment_api(scn, api)
+    if seg is None:
+        return None
+    mode, subgraphs = seg
+    trace = run_sync(scn, get_lib("langgraph"), api, durability, saver, modes=[mode, "tasks"])
+    return _call_segments(trace, mode, subgraphs)
+
+
+async def astep_segments(
+    scn: Scenario, api: str, durability: str | None, saver: Any
+) -> list | None:
+    seg = _segment_api(scn, api)
+    if seg is None:
+        return None
+    mode, subgraphs = seg
+    trace = await run_async(
+        scn, get_lib("langgraph"), api, durability, saver, modes=[mode, "tasks"]
+    )
+    return _call_segments(trace, mode, subgraphs)
+
+
+def _call_segments(trace: dict, mode: str, subgraphs: bool) -> list:
+    return [
+        _count_segments(rec["chunks"], mode, subgraphs) if "chunks" in rec else None
+        for rec in trace.get("calls", ())
+    ]
+
+
+def normalise_trace(
+    trace: dict, parallel: bool, api: str = "multi", segments: list | None = None
+) -> dict:
     if parallel:
-        for rec in trace.get("calls", ()):
+        for i, rec in enumerate(trace.get("calls", ())):
             if "chunks" in rec:
-                rec["chunks"] = _unorder(rec["chunks"])
+                seg = segments[i] if segments is not None and i < len(segments) else None
+                rec["chunks"] = _unorder(rec["chunks"], api, seg)
     return Normalizer()(trace)
 
 
@@ -254,37 +412,54 @@ def assert_same(ref: dict, got: dict, label: str) -> None:
 
 
 def target_lib() -> Lib:
-    """The library under test; skips while warpgraph is not importable yet."""
+    """The library under test (under CI=true, warpgraph must be importable: no skip)."""
     name = target_name()
     if name == "warpgraph":
         err = warpgraph_import_error()
         if err is not None:
+            if in_ci():
+                pytest.fail(f"warpgraph not importable ({err}); CI=true", pytrace=False)
             pytest.skip(f"warpgraph not importable yet ({err})")
     return get_lib(name)
 
 
-def _finish(scn: Scenario, traces: list[dict], label: str) -> dict:
-    ref, got = (normalise_trace(t, scn.parallel) for t in traces)
+def _finish(scn: Scenario, traces: list[dict], label: str, api: str, segments: list | None) -> dict:
+    ref, got = (normalise_trace(t, scn.parallel, api, segments) for t in traces)
     assert_same(ref, got, f"{scn.name}[{label}]")
     return ref
 
 
 def compare_sync(
-    scn: Scenario, api: str, durability: str | None, target: Lib | None = None
+    scn: Scenario,
+    api: str,
+    durability: str | None,
+    target: Lib | None = None,
+    saver: Any = None,
 ) -> dict:
-    """Run the sync API on the reference and the target; fail on any difference."""
+    """Run the sync API on the reference and the target; fail on any difference.
+    `saver`: a `SaverKind` whose savers replace the scenario's InMemorySaver."""
     target = target or target_lib()
-    traces = [run_sync(scn, lib, api, durability) for lib in (get_lib("langgraph"), target)]
-    return _finish(scn, traces, f"{api}, sync, durability={durability}")
+    traces = [run_sync(scn, lib, api, durability, saver) for lib in (get_lib("langgraph"), target)]
+    segments = step_segments(scn, api, durability, saver)
+    label = f"{api}, sync, durability={durability}" + (f", {saver.kind}" if saver else "")
+    return _finish(scn, traces, label, api, segments)
 
 
 async def compare_async(
-    scn: Scenario, api: str, durability: str | None, target: Lib | None = None
+    scn: Scenario,
+    api: str,
+    durability: str | None,
+    target: Lib | None = None,
+    saver: Any = None,
 ) -> dict:
     """Run the async API on the reference and the target; fail on any difference."""
     target = target or target_lib()
-    traces = [await run_async(scn, lib, api, durability) for lib in (get_lib("langgraph"), target)]
-    return _finish(scn, traces, f"{api}, async, durability={durability}")
+    traces = [
+        await run_async(scn, lib, api, durability, saver) for lib in (get_lib("langgraph"), target)
+    ]
+    segments = await astep_segments(scn, api, durability, saver)
+    label = f"{api}, async, durability={durability}" + (f", {saver.kind}" if saver else "")
+    return _finish(scn, traces, label, api, segments)
 
 
 def params(aio: bool, names: list[str] | None = None) -> list:

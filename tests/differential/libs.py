@@ -108,6 +108,11 @@ def warpgraph_import_error() -> str | None:
     return None
 
 
+def in_ci() -> bool:
+    """CI=true: tests that cannot run fail instead of skipping."""
+    return os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+
 def target_name() -> str:
     """Library compared against the reference: env WARPGRAPH_DIFF_AGAINST (default warpgraph)."""
     name = os.environ.get("WARPGRAPH_DIFF_AGAINST", "warpgraph")

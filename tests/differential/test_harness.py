@@ -1,9 +1,21 @@
 """The harness itself: normalisation, difference detection, and reference self-consistency."""
 
+import itertools
+
 import pytest
 
 from . import scenarios_core, scenarios_features  # noqa: F401 - registers the scenarios
-from .harness import REGISTRY, compare_async, compare_sync, normalise_trace, run_sync
+from .harness import (
+    REGISTRY,
+    _fixed,
+    _parts,
+    compare_async,
+    compare_sync,
+    normalise_trace,
+    run_sync,
+    sort_rows,
+    step_segments,
+)
 from .libs import get_lib
 from .normalize import Normalizer, first_difference
 
@@ -69,3 +81,78 @@ def test_reference_self_consistent_sync(name, api):
 @pytest.mark.parametrize("name", list(REGISTRY))
 async def test_reference_self_consistent_async(name):
     await compare_async(REGISTRY[name], "multi", None, target=get_lib("langgraph"))
+
+
+# --- order: single-mode streams compare in order; only a step's parallel chunks are free
+ORDER_APIS = ("values", "updates", "tasks", "checkpoints", "debug", "multi")
+
+
+def _trace(scn, api):
+    return run_sync(scn, get_lib("langgraph"), api, None)
+
+
+@pytest.mark.parametrize("api", ORDER_APIS)
+def test_a_reversed_stream_does_not_compare_equal(api):
+    scn = REGISTRY["fanout_reducers_saver"]
+    assert scn.parallel
+    segments = step_segments(scn, api, None, None)
+    ref = normalise_trace(_trace(scn, api), True, api, segments)
+    rev = _trace(scn, api)
+    for rec in rev["calls"]:
+        assert len(rec["chunks"]) > 2
+        rec["chunks"].reverse()
+    assert first_difference(ref, normalise_trace(rev, True, api, segments)) is not None
+
+
+@pytest.mark.parametrize("api", ("updates", "tasks", "multi", "debug"))
+def test_chunks_of_parallel_tasks_may_come_in_any_order(api):
+    """Swapping two chunks that parallel tasks of one step emitted compares equal."""
+    scn = REGISTRY["fanout_reducers_saver"]
+    segments = step_segments(scn, api, None, None)
+    ref = normalise_trace(_trace(scn, api), True, api, segments)
+    other = _trace(scn, api)
+    chunks = other["calls"][0]["chunks"]
+    if segments is not None:  # (no fixed chunks) within the first step with several
+        start = 0
+        for n in segments[0]:
+            if n >= 2:
+                break
+            start += n
+        pairs = [(start, start + 1)]
+    else:
+        free = [i for i, c in enumerate(chunks) if not _fixed(*_parts(c, api)[1:])]
+        pairs = [(i, j) for i, j in itertools.pairwise(free) if j == i + 1]
+    assert pairs, chunks
+    i, j = pairs[0]
+    chunks[i], chunks[j] = chunks[j], chunks[i]
+    assert first_difference(ref, normalise_trace(other, True, api, segments)) is None
+
+
+def test_step_segments_count_each_steps_chunks():
+    scn = REGISTRY["fanout_reducers_saver"]
+    segments = step_segments(scn, "updates", None, None)
+    trace = _trace(scn, "updates")
+    for seg, rec in zip(segments, trace["calls"]):
+        assert sum(seg) == len(rec["chunks"])
+        assert max(seg) >= 2  # the fan-out step: its tasks' updates are free
+    assert step_segments(scn, "values", None, None) is None
+
+
+def test_checkpoint_rows_keep_subgraph_runs_in_creation_order():
+    """Namespaces hold random task ids: rows are ordered by the masked namespace, then by
+    when each namespace got its first checkpoint."""
+    ns1, ns2 = (
+        "sub:ffffffff-0000-0000-0000-000000000000",
+        "sub:00000000-0000-0000-0000-00000000000f",
+    )
+    ids = [f"1f0{i}0000-0000-6000-8000-000000000000" for i in range(5)]
+
+    def row(ns, cid):
+        return {"config": {"configurable": {"checkpoint_ns": ns, "checkpoint_id": cid}}}
+
+    rows = [row(ns2, ids[4]), row(ns2, ids[3]), row("", ids[2]), row(ns1, ids[1]), row("", ids[0])]
+    got = [
+        (r["config"]["configurable"]["checkpoint_ns"], r["config"]["configurable"]["checkpoint_id"])
+        for r in sort_rows(rows)
+    ]
+    assert got == [("", ids[2]), ("", ids[0]), (ns1, ids[1]), (ns2, ids[4]), (ns2, ids[3])]

@@ -106,6 +106,7 @@ def _reference_chain(durability: str = "sync") -> tuple:
     return graph.invoke({"log": ["in"]}, config, durability=durability), _tree(graph, config)
 
 
+@pytest.mark.fast_paths
 def test_sync_durability_commits_each_step_in_one_batch(tmp_path) -> None:
     with SqliteSaver.from_conn_string(str(tmp_path / "s.db")) as saver:
         calls, out, tree = _sync_steps(saver)
@@ -138,6 +139,7 @@ def _failing_chain(lib: str, n: int, fail_at: int) -> Any:
     return g
 
 
+@pytest.mark.fast_paths
 @pytest.mark.parametrize("durability", ["sync", "async"])
 @pytest.mark.parametrize("fail_at", [None, 3])
 def test_lone_steps_give_a_batching_saver_what_the_drivers_would(
@@ -193,6 +195,7 @@ def test_lone_steps_give_a_batching_saver_what_the_drivers_would(
         assert run("langgraph", ref)[1:] == (lone_out, lone_tree)
 
 
+@pytest.mark.fast_paths
 def test_sync_durability_on_postgres_is_one_batch_per_step(pg_dsn: str) -> None:
     from warpgraph.checkpoint.postgres import PostgresSaver
 
@@ -204,6 +207,7 @@ def test_sync_durability_on_postgres_is_one_batch_per_step(pg_dsn: str) -> None:
     assert (out, tree) == _reference_chain()
 
 
+@pytest.mark.fast_paths
 def test_exit_durability_saves_once_in_one_batch(tmp_path) -> None:
     calls: list = []
     with SqliteSaver.from_conn_string(str(tmp_path / "e.db")) as saver:
@@ -240,6 +244,7 @@ def fan(lib: str, slow: Any, fail: Any = None) -> Any:
     return g
 
 
+@pytest.mark.fast_paths
 def test_early_finishers_are_committed_before_the_step_ends(tmp_path) -> None:
     calls: list = []
     both = threading.Event()
@@ -273,6 +278,7 @@ def assert_(ok: bool) -> None:
     assert ok
 
 
+@pytest.mark.fast_paths
 async def test_async_driver_commits_early_finishers_at_once(tmp_path) -> None:
     calls: list = []
     async with AsyncSqliteSaver.from_conn_string(str(tmp_path / "af.db")) as saver:
@@ -417,6 +423,7 @@ def loop_graph(lib: str) -> Any:
     return g
 
 
+@pytest.mark.fast_paths
 def test_async_durability_uses_group_commit_in_order(tmp_path) -> None:
     path = str(tmp_path / "g.db")
     config = {"configurable": {"thread_id": "g"}}
@@ -536,6 +543,7 @@ def _subgraphs(lib: str) -> Any:
     return g
 
 
+@pytest.mark.fast_paths
 @pytest.mark.parametrize("driver", ["sync", "async"])
 async def test_nested_runs_share_the_root_runs_writer(tmp_path, driver: str) -> None:
     config = {"configurable": {"thread_id": "n"}}

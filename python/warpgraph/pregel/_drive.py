@@ -23,6 +23,7 @@ from warpgraph._internal._constants import (
     CONFIG_KEY_STREAM,
     NS_SEP,
 )
+from warpgraph._internal._flags import FAST_PATHS
 from warpgraph.config import ensure_config, get_config
 from warpgraph.pregel._loop import RUN, PregelLoop
 from warpgraph.pregel._persist import ACTIVE, SaverSession, _in_memory
@@ -45,6 +46,10 @@ def drive(
     # thread, so the loop may do it itself, and hand its saver ops on itself: as they are
     # when the session only passes them on, else through the session (batch / writer mode
     # taking each task's writes: the same calls the driver makes, in the same order)
+    if not FAST_PATHS:  # WARPGRAPH_FAST_PATHS=0: every step through the general path
+        loop._shares_inputs = False
+        yield from _general(machine, loop, session, out, runner, timeout)
+        return
     if session is None:
         loop.direct = None
     elif session.raw and not session.hooks_tasks:
@@ -68,6 +73,24 @@ def drive(
         machine.close()
         if session is not None and not session.closed:
             _quiet(session.close)  # the consumer stopped early: keep what was produced
+
+
+def _general(
+    machine: Any,
+    loop: PregelLoop,
+    session: SaverSession | None,
+    out: deque | None,
+    runner: Any,
+    timeout: Any,
+) -> Iterator[tuple]:
+    """`drive` with no fast path (`loop.inline`, `direct`, `lone_session`, `packed_puts`
+    stay off)."""
+    try:
+        yield from _drive_machine(machine, loop, session, out, runner, timeout)
+    finally:
+        machine.close()
+        if session is not None and not session.closed:
+            _quiet(session.close)
 
 
 _EMIT = "emit"
@@ -195,6 +218,8 @@ async def adrive(
     session = (
         SaverSession(saver, loop.durability, True, loop.is_nested) if saver is not None else None
     )
+    if not FAST_PATHS:
+        loop._shares_inputs = False
     try:
         async for chunk in _adrive_machine(machine, loop, session, out, runner, timeout):
             yield chunk

@@ -7,6 +7,7 @@ import importlib
 import os
 
 from warpgraph import _core
+from warpgraph._internal._flags import FAST_PATHS
 
 __all__ = ("NATIVE", "Engine", "GraphSpec", "task_id", "task_path_str", "uuid6")
 
@@ -42,6 +43,7 @@ def _init_native() -> None:
         invalid_update_error=InvalidUpdateError,
         empty_channel_error=EmptyChannelError,
         channel_types=_channel_types(),
+        **({} if FAST_PATHS else {"fast_paths": False}),  # (no envelope caches)
     )
 
 

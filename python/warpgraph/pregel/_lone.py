@@ -32,6 +32,7 @@ from warpgraph._internal._constants import (
     NO_WRITES,
     PUSH,
 )
+from warpgraph._internal._flags import FAST_PATHS
 from warpgraph.pregel._algo import (
     _RT_FIELDS,
     _RT_STD,
@@ -49,7 +50,8 @@ def lone_steps_ok(loop: Any) -> bool:
     """Whether this run may use `lone_steps` at all (decided once per run)."""
     conf = loop.conf
     return (
-        loop.inline
+        FAST_PATHS
+        and loop.inline
         and (loop.saver is None or loop.direct is not None)
         and loop.stream is None
         and not loop.interrupt_before

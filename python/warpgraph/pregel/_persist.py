@@ -55,6 +55,7 @@ from contextvars import ContextVar
 from typing import Any
 
 from warpgraph._internal._constants import CONF, CONFIG_KEY_CHECKPOINT_ID, INTERRUPT, TASKS
+from warpgraph._internal._flags import FAST_PATHS
 from warpgraph.checkpoint._sql import NO_EXPECTATION, PutOp, WritesOp
 from warpgraph.checkpoint._sql.writer import FailureSink
 
@@ -220,7 +221,9 @@ class SaverSession:
         self.is_async = is_async
         self.fence = fence
         self.task_path = task_path
-        if writer and durability == "async":
+        if not FAST_PATHS:  # WARPGRAPH_FAST_PATHS=0: one plain (fenced) call per operation
+            self.mode = "plain"
+        elif writer and durability == "async":
             self.mode = "writer"
         elif batch:
             self.mode = "batch"

@@ -13,7 +13,7 @@
 //! encoded normally: the bytes are always what encoding the dict would produce. No Python
 //! code runs during the check.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use pyo3::ffi;
@@ -22,6 +22,19 @@ use pyo3::types::PyDict;
 
 use super::seen_cache::{immutable_scalar, snapshot};
 use warpgraph_core::envelope;
+
+/// Whether the engine's envelope sections and the seen cache are used at all: off when
+/// the package runs with `WARPGRAPH_FAST_PATHS=0` (`_core.init(fast_paths=False)`, once at
+/// import), so every envelope is encoded from the dict it is given.
+static ENABLED: AtomicBool = AtomicBool::new(true);
+
+pub(crate) fn set_enabled(on: bool) {
+    ENABLED.store(on, Ordering::Relaxed);
+}
+
+pub(crate) fn enabled() -> bool {
+    ENABLED.load(Ordering::Relaxed)
+}
 
 /// The encoding of one entry (`key: version`, or `node: {channel: version}`) and the
 /// objects it was encoded from (strong references).
@@ -237,6 +250,9 @@ pub(crate) fn pack_fresh(
     len: usize,
     buf: &mut Vec<u8>,
 ) -> bool {
+    if !enabled() {
+        return false;
+    }
     let s = lock(sections);
     let sec = if seen { &s.vs } else { &s.cv };
     if sec.bad != 0 || sec.slots.len() != len || envelope::write_map_header(buf, len).is_err() {
@@ -264,6 +280,9 @@ pub(crate) static HITS: AtomicU64 = AtomicU64::new(0);
 /// Registers a checkpoint's `channel_versions` (`seen` false) or `versions_seen` dict,
 /// copied from the mirror `sections` describe at generation `gen`.
 pub(crate) fn register(dict: &Bound<'_, PyDict>, sections: &SharedSections, gen: u64, seen: bool) {
+    if !enabled() {
+        return;
+    }
     let rec = Record {
         dict: dict.clone().unbind(),
         sections: sections.clone(),
@@ -288,7 +307,7 @@ pub(crate) fn register(dict: &Bound<'_, PyDict>, sections: &SharedSections, gen:
 /// # Safety
 /// `d` must be a live object and the GIL held.
 pub(crate) unsafe fn pack_registered(buf: &mut Vec<u8>, d: *mut ffi::PyObject) -> bool {
-    if ffi::Py_TYPE(d) != std::ptr::addr_of_mut!(ffi::PyDict_Type) {
+    if !enabled() || ffi::Py_TYPE(d) != std::ptr::addr_of_mut!(ffi::PyDict_Type) {
         return false;
     }
     let Ok(g) = RECORDS.try_lock() else {

@@ -265,7 +265,8 @@ const KINDS: &[&str] = &[
 
 /// `_core.init(...)`: registers the Python classes the engine needs.
 #[pyfunction]
-#[pyo3(signature = (*, missing, send_type, overwrite_type, invalid_update_error, empty_channel_error, channel_types))]
+#[pyo3(signature = (*, missing, send_type, overwrite_type, invalid_update_error, empty_channel_error, channel_types, fast_paths=true))]
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn init(
     missing: Py<PyAny>,
     send_type: Py<PyAny>,
@@ -273,7 +274,10 @@ pub(crate) fn init(
     invalid_update_error: Py<PyAny>,
     empty_channel_error: Py<PyAny>,
     channel_types: &Bound<'_, PyDict>,
+    fast_paths: bool,
 ) -> PyResult<()> {
+    // fast_paths=False (WARPGRAPH_FAST_PATHS=0): envelopes are always encoded from the dicts
+    crate::functions::envelope_cache::set_enabled(fast_paths);
     // A kind left out is never matched: such channels run through the generic custom path.
     let py = channel_types.py();
     let get = |k: &str| -> PyResult<Py<PyAny>> {

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from warpgraph import _core
+from warpgraph._internal._flags import FAST_PATHS
 from warpgraph.checkpoint.base import (
     EXCLUDED_METADATA_KEYS,
     WRITES_IDX_MAP,
@@ -179,7 +180,7 @@ def encode_against(
         blobs,
         INLINE_MAX,
         CORE_KEYS,
-        type(serde) is JsonPlusSerializer,
+        native_serde(serde),
     )
     base_id = base.checkpoint_id if diffed else None  # type: ignore[union-attr]
     state = VersionsState(checkpoint["id"], depth, base_id, cv, vs, inline)
@@ -225,11 +226,12 @@ def state_from_record(
 def checkpoint_from_record(
     record: dict[str, Any], state: VersionsState, values: dict[str, Any]
 ) -> Checkpoint:
-    """A fresh Checkpoint dict (caller-owned copies of the versions)."""
+    """A fresh Checkpoint dict (caller-owned copies of the versions), its keys in the order
+    of the checkpoints the loop creates (LangGraph's savers give them back as they were)."""
     out: dict[str, Any] = {
         "v": record["v"],
-        "id": record["id"],
         "ts": record["ts"],
+        "id": record["id"],
         "channel_values": values,
         "channel_versions": dict(state.channel_versions),
         "versions_seen": {k: dict(v) for k, v in state.versions_seen.items()},
@@ -255,8 +257,9 @@ def _dump(serde: SerializerProtocol, what: str, value: Any) -> Typed:
 
 def native_serde(serde: SerializerProtocol) -> bool:
     """Whether `serde` is the default serializer, whose `dumps_typed` the native row
-    builders reproduce for exact builtins (other values still go through it)."""
-    return type(serde) is JsonPlusSerializer
+    builders reproduce for exact builtins (other values still go through it; every value
+    does with WARPGRAPH_FAST_PATHS=0)."""
+    return FAST_PATHS and type(serde) is JsonPlusSerializer
 
 
 def blob_rows(

@@ -24,6 +24,7 @@ from functools import cache
 from typing import Any
 
 from warpgraph import _core
+from warpgraph._internal._flags import FAST_PATHS
 from warpgraph.checkpoint._sql import PutOp, WritesOp
 from warpgraph.checkpoint._sql.writer import WriterApi
 from warpgraph.checkpoint.sqlite._bulk import (
@@ -115,7 +116,7 @@ def writer_uri(conn_uri: str, path: str) -> str:
 
 def native_writer_for(saver: Any, max_batch: int) -> NativeGroupCommitWriter | None:
     """A native writer for `saver` (a `SqliteSaver`), or None when it cannot have one."""
-    if os.environ.get(ENV_SWITCH, "1") == "0":
+    if not FAST_PATHS or os.environ.get(ENV_SWITCH, "1") == "0":
         return None
     found = native_library()
     if found is None:

@@ -371,3 +371,54 @@ fn state_gen_counts_every_possible_state_change() {
     assert!(r.state_gen[0] > before);
     assert_eq!(r.state_gen[1], 0);
 }
+
+#[test]
+fn versions_seen_updates_are_recorded_in_the_change_log() {
+    // The binding re-encodes only the `versions_seen` entries the change log names, so an
+    // update of an existing entry that is not recorded would leave a stale checkpoint.
+    let g = graph(
+        vec![
+            ("start", Kind::LastValue),
+            ("x", Kind::LastValue),
+            ("never", Kind::LastValue),
+        ],
+        &[("a", &["start", "never"])],
+    );
+    let mut r = run(&g);
+    let input = |v: i64| vec![task(&g, "__input__", "", &[], vec![(0, Val::Int(v))])];
+    apply(&mut r, &g, input(1), inc(), &TestOps).unwrap();
+    let step = |r: &mut Run<Val>, w: i64| {
+        let t = task(
+            &g,
+            "a",
+            "~__pregel_pull, a",
+            &["start"],
+            vec![(1, Val::Int(w))],
+        );
+        apply(r, &g, vec![t], inc(), &TestOps).unwrap();
+    };
+    step(&mut r, 10); // creates the entry for "a"
+    let slot = r.seen.slot("a").expect("an entry for a");
+    assert_eq!(
+        r.seen().get("a").unwrap().get("start"),
+        Some(&Version::Int(1))
+    );
+    // A new input bumps "start"; the task then sees version 3: the existing entry changes.
+    apply(&mut r, &g, input(2), inc(), &TestOps).unwrap();
+    let pos = r.seen_log.pos();
+    step(&mut r, 20);
+    assert_eq!(
+        r.seen().get("a").unwrap().get("start"),
+        Some(&Version::Int(3))
+    );
+    let changed = r.seen_log.since(pos).expect("log kept");
+    assert!(
+        changed.contains(&slot),
+        "versions_seen[a] changed but not logged: {changed:?}"
+    );
+    // A task whose triggers have no version changes nothing and records nothing.
+    let pos = r.seen_log.pos();
+    let t = task(&g, "a", "~__pregel_pull, a", &["never"], vec![]);
+    apply(&mut r, &g, vec![t], inc(), &TestOps).unwrap();
+    assert_eq!(r.seen_log.since(pos), Some(&[][..]));
+}

@@ -1,0 +1,64 @@
+"""The registered scenarios that use a checkpointer, on each library's SqliteSaver and
+PostgresSaver (a real throwaway server: the session's `pg_server`; under CI=true it must
+run, never skip): invoke and the multi-mode stream, sync, under each of the scenario's
+durabilities ("async", the default, runs the savers' group-commit writers; "sync" and
+"exit" their batched sessions)."""
+
+import pytest
+
+from . import scenarios_core, scenarios_features  # noqa: F401 - registers the scenarios
+from .harness import REGISTRY, Scenario, compare_sync
+from .libs import get_lib
+from .savers import SaverKind, SaverLib
+
+SQL_APIS = ("invoke", "multi")
+
+
+def _uses_saver(scn: Scenario) -> bool:
+    made = []
+
+    def make():
+        made.append(1)
+        return get_lib("langgraph").InMemorySaver()
+
+    try:
+        scn.build(SaverLib(get_lib("langgraph"), make))
+    except Exception:  # noqa: BLE001 - a build_errors scenario: compared elsewhere
+        return False
+    return bool(made)
+
+
+SAVER_SCENARIOS = [scn for scn in REGISTRY.values() if False in scn.aio and _uses_saver(scn)]
+
+
+def _params() -> list:
+    return [
+        pytest.param(scn, api, dur, id=f"{scn.name}-{api}-{dur or 'default'}")
+        for scn in SAVER_SCENARIOS
+        for dur in dict.fromkeys((*scn.durabilities, None))
+        for api in SQL_APIS
+    ]
+
+
+def test_saver_scenarios_exist():
+    assert len(SAVER_SCENARIOS) >= 10, [s.name for s in SAVER_SCENARIOS]
+
+
+@pytest.mark.parametrize(("scn", "api", "durability"), _params())
+def test_sqlite(scn, api, durability):
+    compare_sync(scn, api, durability, saver=SaverKind("sqlite"))
+
+
+@pytest.fixture(scope="module")
+def pg_dsns(pg_server):
+    from tests.checkpoint.pg_server import create_database
+
+    return {
+        name: pg_server.dsn_for(create_database(pg_server.dsn, f"wg_diff_{name[:2]}"))
+        for name in ("langgraph", "warpgraph")
+    }
+
+
+@pytest.mark.parametrize(("scn", "api", "durability"), _params())
+def test_postgres(scn, api, durability, pg_dsns):
+    compare_sync(scn, api, durability, saver=SaverKind("postgres", pg_dsns))
