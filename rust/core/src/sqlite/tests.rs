@@ -191,8 +191,11 @@ fn fenced_writes(seq: u64, id: &str, expected: Option<&str>) -> Op {
 fn writes_are_fenced_like_puts() {
     let db = Db::new("wfence");
     let mut w = db.writer();
-    w.commit(&[put(1, "a", None, Some(None)), fenced_writes(2, "a", Some("a"))])
-        .unwrap();
+    w.commit(&[
+        put(1, "a", None, Some(None)),
+        fenced_writes(2, "a", Some("a")),
+    ])
+    .unwrap();
     assert_eq!(db.count("writes").as_deref(), Some("2"));
     // a writes op after the batch's own put sees its head
     w.commit(&[
