@@ -62,6 +62,10 @@ _LOAD_WRITES = (
     "checkpoint_ns = ? AND checkpoint_id IN (SELECT value FROM json_each(?)) "
     "ORDER BY checkpoint_id, task_path, task_id, idx"
 )
+_LOAD_WRITES_ONE = (  # (one checkpoint: no JSON list to build and walk)
+    "SELECT checkpoint_id, task_id, channel, type, value FROM wg_writes WHERE thread_id = ? AND "
+    "checkpoint_ns = ? AND checkpoint_id = ? ORDER BY task_path, task_id, idx"
+)
 Key = tuple[str, str, str]
 _UNKNOWN: Any = object()
 LIST_CHUNK = 32  # `list` builds tuples (and fetches their blobs) this many rows at a time
@@ -334,9 +338,11 @@ class SqliteCore(MaintenanceMixin, PendingStatesMixin):
         for d in decoded:
             groups.setdefault((d[0], d[1]), []).append(d[2])
         for (thread, ns), ids in groups.items():
-            for cid, task_id, channel, t, v in conn.execute(
-                _LOAD_WRITES, (thread, ns, json.dumps(ids))
-            ):
+            if len(ids) == 1:
+                query, params = _LOAD_WRITES_ONE, (thread, ns, ids[0])
+            else:
+                query, params = _LOAD_WRITES, (thread, ns, json.dumps(ids))
+            for cid, task_id, channel, t, v in conn.execute(query, params):
                 writes.setdefault((thread, ns, cid), []).append((task_id, channel, loads((t, v))))
         out = []
         for thread, ns, cid, parent_id, record, state, metadata, keys in decoded:
