@@ -520,3 +520,32 @@ def test_latest_checkpoint_is_found_without_a_scan_and_stays_right() -> None:
     assert latest("t") is None
     saver.put(t, cp("a"), {}, {})
     assert latest("t") == "a"
+
+
+def test_values_decode_in_one_call_like_one_by_one() -> None:
+    """`loads_many` (the savers' batch decode) gives what `loads_typed` gives per value,
+    falls back for other types and serializers, and raises a bad value's own error."""
+    import pytest
+    from warpgraph.checkpoint._sql.values import loads_many
+    from warpgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+    from warpgraph.types import Send
+
+    serde = JsonPlusSerializer()
+    values = [1, "x" * 100, None, b"raw", {"a": [1, 2.5]}, Send("n", {"k": 1}), (1, 2), 2**62]
+    values += list(range(20))  # (more than 15: a 16-bit array header)
+    typed = [serde.dumps_typed(v) for v in values]
+    want = [serde.loads_typed(t) for t in typed]
+    assert loads_many(serde, typed) == want
+    only_msgpack = [t for t in typed if t[0] == "msgpack"]
+    assert loads_many(serde, only_msgpack) == [serde.loads_typed(t) for t in only_msgpack]
+    assert loads_many(serde, []) == []
+
+    class Other(JsonPlusSerializer):
+        pass
+
+    assert loads_many(Other(), typed) == want
+    with pytest.raises(Exception) as batch_err:
+        loads_many(serde, [*only_msgpack, ("msgpack", b"\xc1")])
+    with pytest.raises(Exception) as one_err:
+        serde.loads_typed(("msgpack", b"\xc1"))
+    assert type(batch_err.value) is type(one_err.value)

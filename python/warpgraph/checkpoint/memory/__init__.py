@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
 from contextlib import AbstractAsyncContextManager, AbstractContextManager, ExitStack
 from typing import Any
 
+from warpgraph.checkpoint._sql.values import loads_many
 from warpgraph.checkpoint.base import (
     WRITES_IDX_MAP,
     BaseCheckpointSaver,
@@ -122,12 +123,14 @@ class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAs
         return self._dump("checkpoint", envelope)
 
     def _load_blobs(self, thread_id: str, ns: str, versions: ChannelVersions) -> dict[str, Any]:
-        values: dict[str, Any] = {}
+        channels, stored = [], []
+        get = self.blobs.get
         for channel, version in versions.items():
-            blob = self.blobs.get((thread_id, ns, channel, version))
+            blob = get((thread_id, ns, channel, version))
             if blob is not None and blob[0] != "empty":
-                values[channel] = self.serde.loads_typed(blob)
-        return values
+                channels.append(channel)
+                stored.append(blob)
+        return dict(zip(channels, loads_many(self.serde, stored)))
 
     def _tuple(
         self,
@@ -152,7 +155,8 @@ class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAs
             metadata=self.serde.loads_typed(metadata_b) if metadata is None else metadata,
             parent_config=_config(thread_id, ns, parent_id) if parent_id else None,
             pending_writes=[
-                (stored[k][0], stored[k][1], self.serde.loads_typed(stored[k][2])) for k in order
+                (stored[k][0], stored[k][1], value)
+                for k, value in zip(order, loads_many(self.serde, [stored[k][2] for k in order]))
             ],
         )
 

@@ -25,6 +25,7 @@ from warpgraph.checkpoint._sql import (
     expected_head_of,
 )
 from warpgraph.checkpoint._sql.codec import VersionsState
+from warpgraph.checkpoint._sql.values import loads_many
 from warpgraph.checkpoint.base import (
     EXCLUDED_METADATA_KEYS,
     CheckpointTuple,
@@ -342,16 +343,22 @@ class SqliteCore(MaintenanceMixin, PendingStatesMixin):
                 query, params = _LOAD_WRITES_ONE, (thread, ns, ids[0])
             else:
                 query, params = _LOAD_WRITES, (thread, ns, json.dumps(ids))
-            for cid, task_id, channel, t, v in conn.execute(query, params):
-                writes.setdefault((thread, ns, cid), []).append((task_id, channel, loads((t, v))))
+            rows = conn.execute(query, params).fetchall()
+            for (cid, task_id, channel, _, _), value in zip(
+                rows, loads_many(self.serde, [(t, v) for *_, t, v in rows])
+            ):
+                writes.setdefault((thread, ns, cid), []).append((task_id, channel, value))
         out = []
         for thread, ns, cid, parent_id, record, state, metadata, keys in decoded:
-            values = {}
+            channels, stored = [], []
             for ch, vk in keys:
                 if vk is None:
-                    values[ch] = loads(state.inline[ch])
+                    channels.append(ch)
+                    stored.append(state.inline[ch])
                 elif (thread, ns, ch, vk) in blobs:
-                    values[ch] = loads(blobs[(thread, ns, ch, vk)])
+                    channels.append(ch)
+                    stored.append(blobs[(thread, ns, ch, vk)])
+            values = dict(zip(channels, loads_many(self.serde, stored)))
             out.append(
                 CheckpointTuple(
                     config=config or codec.config_of(thread, ns, cid),
