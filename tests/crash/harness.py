@@ -183,6 +183,7 @@ def child_main(
 ) -> None:
     """A child process's run: start the thread (`fresh`) or resume it."""
     _EFFECTS[0] = effects
+    _ATTEMPTS.clear()
     config = {"configurable": {"thread_id": thread}}
     graph_input = INPUT if fresh else None
     if driver == "async":
