@@ -60,3 +60,15 @@ def test_a_wrong_final_state_is_reported(tmp_path) -> None:
     h.expected = {"log": ["in", "other"]}
     h.check_thread(saver, graph, "t", [])
     assert any("final state" in p for p in h.report.problems)
+
+
+def test_the_uninterrupted_run_is_langgraphs() -> None:
+    """The reference the crash tests compare with is what LangGraph's engine computes."""
+    from langgraph.checkpoint.memory import InMemorySaver as RefMemory
+
+    harness._EFFECTS[0] = ""
+    harness._ATTEMPTS.clear()
+    graph = build("langgraph").compile(checkpointer=RefMemory())
+    want = graph.invoke(harness.INPUT, {"configurable": {"thread_id": "ref"}})
+    assert harness.reference_values() == want
+    assert len(want["log"]) == 15 and want["log"][-2:] == ["flaky@13", "tail@14"]
