@@ -22,13 +22,13 @@ Cases (group = case/saver, one benchmark per library):
 from __future__ import annotations
 
 import importlib
-import sqlite3
 import statistics
 import time
 import uuid
 from typing import Any
 
 import pytest
+from bench_sqlite_saver import _connect
 from typing_extensions import TypedDict
 
 LIBS = ("langgraph", "warpgraph")
@@ -98,16 +98,18 @@ def _asking(lib: str) -> Any:
 
 
 def _saver(lib: str, kind: str, path: str) -> Any:
+    """The library's own saver; both SQLite savers on the same connection settings (WAL,
+    synchronous=NORMAL: what warpgraph's `from_conn_string` sets up)."""
     if kind == "memory":
         return importlib.import_module(f"{lib}.checkpoint.memory").InMemorySaver()
+    conn = _connect(path)
     if lib == "langgraph":
         from langgraph.checkpoint.sqlite import SqliteSaver as RefSqlite
 
-        conn = sqlite3.connect(path, check_same_thread=False)
         return RefSqlite(conn)
     from warpgraph.checkpoint.sqlite import SqliteSaver
 
-    saver = SqliteSaver(sqlite3.connect(path, check_same_thread=False, isolation_level=None))
+    saver = SqliteSaver(conn)
     saver.setup()
     return saver
 
