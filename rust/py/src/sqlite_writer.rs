@@ -26,6 +26,9 @@ use warpgraph_core::sqlite::{
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<SqliteWriter>()?;
     m.add_function(wrap_pyfunction!(sqlite_library, m)?)?;
+    // the item format with a writes op's fence (a build without it would store fenced
+    // writes unchecked: the saver then keeps its Python writer and path)
+    m.add("SQLITE_WRITES_FENCE", true)?;
     Ok(())
 }
 

@@ -107,7 +107,7 @@ class SqliteCore(MaintenanceMixin, PendingStatesMixin):
                 NO_EXPECTATION,
                 CONFIG_KEY_EXPECTED_HEAD,
             )
-            if codec.native_serde(serde)
+            if codec.native_serde(serde) and getattr(_core, "SQLITE_WRITES_FENCE", False)
             else None
         )
         self._cursor_conn: sqlite3.Connection | None = None
