@@ -475,3 +475,78 @@ def test_a_saver_overriding_put_gets_plain_puts() -> None:
     config = {"configurable": {"thread_id": "p"}}
     graph.invoke({"n": 0, "log": []}, config)
     assert len(calls) == len(list(saver.list(config))) > 10
+
+
+def test_latest_checkpoint_is_found_without_a_scan_and_stays_right() -> None:
+    """get_tuple without an id keeps each namespace's latest id (no scan of a long
+    thread); puts of older ids, deletions, copies and prunes leave it right."""
+    from warpgraph.checkpoint.memory import InMemorySaver
+
+    saver = InMemorySaver()
+
+    def cp(cid: str) -> dict:
+        return {
+            "v": 4,
+            "id": cid,
+            "ts": "",
+            "channel_values": {},
+            "channel_versions": {},
+            "versions_seen": {},
+        }
+
+    def latest(thread: str) -> str | None:
+        got = saver.get_tuple({"configurable": {"thread_id": thread, "checkpoint_ns": ""}})
+        return None if got is None else got.checkpoint["id"]
+
+    t = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
+    u = {"configurable": {"thread_id": "u", "checkpoint_ns": ""}}
+    saver.put(t, cp("b"), {}, {})
+    assert latest("t") == "b"
+    saver.put(t, cp("a"), {}, {})  # an older id stored later
+    assert latest("t") == "b"
+    saver.put(t, cp("c"), {}, {})
+    assert latest("t") == "c"
+    saver._drop("t", "", ["c"])  # (what delete_for_runs and prune use)
+    assert latest("t") == "b"
+    saver.put(u, cp("z"), {}, {})
+    assert latest("u") == "z"
+    saver.copy_thread("t", "u")
+    assert latest("u") == "z"
+    saver.delete_thread("u")
+    saver.copy_thread("t", "u")
+    assert latest("u") == "b"
+    saver.prune(["u"])
+    assert latest("u") == "b"
+    saver.delete_thread("t")
+    assert latest("t") is None
+    saver.put(t, cp("a"), {}, {})
+    assert latest("t") == "a"
+
+
+def test_values_decode_in_one_call_like_one_by_one() -> None:
+    """`loads_many` (the savers' batch decode) gives what `loads_typed` gives per value,
+    falls back for other types and serializers, and raises a bad value's own error."""
+    import pytest
+    from warpgraph.checkpoint._sql.values import loads_many
+    from warpgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+    from warpgraph.types import Send
+
+    serde = JsonPlusSerializer()
+    values = [1, "x" * 100, None, b"raw", {"a": [1, 2.5]}, Send("n", {"k": 1}), (1, 2), 2**62]
+    values += list(range(20))  # (more than 15: a 16-bit array header)
+    typed = [serde.dumps_typed(v) for v in values]
+    want = [serde.loads_typed(t) for t in typed]
+    assert loads_many(serde, typed) == want
+    only_msgpack = [t for t in typed if t[0] == "msgpack"]
+    assert loads_many(serde, only_msgpack) == [serde.loads_typed(t) for t in only_msgpack]
+    assert loads_many(serde, []) == []
+
+    class Other(JsonPlusSerializer):
+        pass
+
+    assert loads_many(Other(), typed) == want
+    with pytest.raises(Exception) as batch_err:
+        loads_many(serde, [*only_msgpack, ("msgpack", b"\xc1")])
+    with pytest.raises(Exception) as one_err:
+        serde.loads_typed(("msgpack", b"\xc1"))
+    assert type(batch_err.value) is type(one_err.value)

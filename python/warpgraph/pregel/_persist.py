@@ -8,6 +8,10 @@ the run remembers the head of its (thread, ns) when it starts (the loop's first
 `get_tuple`, or, when that addresses a `checkpoint_id` - time travel, fork - a second
 lookup without the id) and each of its puts must find that head, then the id it last wrote;
 otherwise the saver raises `CheckpointConflictError` and the run stops, writing nothing more.
+Its `put_writes` are fenced the same way (`WritesOp.expected_head`: the head the run expects
+when the writes are produced, whichever checkpoint they belong to), so a run that lost its
+thread (e.g. a stalled process that wakes after another one resumed the thread) cannot
+leave writes that a later resume would apply.
 Other savers (LangGraph's, third-party, the in-memory one) get plain calls.
 
 Modes (chosen once per run from durability and what the saver supports):
@@ -106,6 +110,20 @@ def capabilities(saver: Any, is_async: bool) -> tuple[bool, bool, bool, bool]:
             _has_param(getattr(saver, pw, None), "task_path"),
         )
     return caps
+
+
+_WRITES_FENCE: dict[type, bool] = {}
+
+
+def _fences_writes(session: SaverSession) -> bool:
+    """A fencing saver whose `put_writes` takes `expected_head=` too (plain mode only)."""
+    if not session.fence:
+        return False
+    cls = type(session.saver)
+    known = _WRITES_FENCE.get(cls)
+    if known is None:
+        known = _WRITES_FENCE[cls] = _has_param(cls.put_writes, "expected_head")
+    return known
 
 
 # --- foreign savers: LangGraph's Send / Interrupt in, warpgraph's out -------------------
@@ -286,9 +304,9 @@ class SaverSession:
             if self.fence:
                 self.expected = cp["id"]
             item: Any = PutOp(config, cp, metadata, new_versions, expected)
-        else:
+        else:  # (fenced like puts: the head must still be the one the run expects)
             _, config, writes, task_id, path = op
-            item = WritesOp(config, writes, task_id, path)
+            item = WritesOp(config, writes, task_id, path, self.expected)
         if self.foreign is None or not WRITE_LANGGRAPH_TYPES:
             return item
         return to_foreign(item, self.foreign)
@@ -399,7 +417,8 @@ class SaverSession:
                 out.append(("put", (it.config, it.checkpoint, it.metadata, it.new_versions), kw))
             else:
                 args = (it.config, it.writes, it.task_id)
-                out.append(("put_writes", (*args, it.task_path) if self.task_path else args, {}))
+                kw = {"expected_head": it.expected_head} if _fences_writes(self) else {}
+                out.append(("put_writes", (*args, it.task_path) if self.task_path else args, kw))
         return out
 
     # --- sync executor ----------------------------------------------------------------
@@ -424,9 +443,9 @@ class SaverSession:
         if self.mode == "writer":  # `task_writes(ops, True)`, one layer less per step
             if self.failed is not None or self.sink.error is not None:  # type: ignore[union-attr]
                 self.check()
-            buffer = self.buffer
+            buffer, expected = self.buffer, self.expected
             for _, config, writes, task_id, path in ops:  # (they ride with the checkpoint)
-                buffer.append(WritesOp(config, writes, task_id, path))
+                buffer.append(WritesOp(config, writes, task_id, path, expected))
             return
         items = self.task_writes(ops, True)
         if items:

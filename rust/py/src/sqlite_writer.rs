@@ -26,6 +26,9 @@ use warpgraph_core::sqlite::{
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<SqliteWriter>()?;
     m.add_function(wrap_pyfunction!(sqlite_library, m)?)?;
+    // the item format with a writes op's fence (a build without it would store fenced
+    // writes unchecked: the saver then keeps its Python writer and path)
+    m.add("SQLITE_WRITES_FENCE", true)?;
     Ok(())
 }
 
@@ -232,8 +235,10 @@ impl SqliteWriter {
     /// Queues items, in order: `("put", seq, fence, expected, checkpoint_row, blob_rows,
     /// depends_on, step, target, notify, result)` (fence: whether the put expects a head;
     /// notify: the target is a future, resolved with result), `("writes", seq, rows,
-    /// replace_rows, step, target, notify)` or `("marker", seq, future or None)` (None:
-    /// somebody `wait`s for it). Rows are tuples of None / int / str / bytes / bytearray.
+    /// replace_rows, step, target, notify, fence)` or `("marker", seq, future or None)` (None:
+    /// somebody `wait`s for it). A writes op's fence: None, or `(thread, ns, expected)`
+    /// (the head of (thread, ns) must be expected). Rows are tuples of None / int / str /
+    /// bytes / bytearray.
     fn push(&self, items: &Bound<'_, PyList>) -> PyResult<()> {
         let mut entries = Vec::with_capacity(items.len());
         for item in items.iter() {
@@ -340,6 +345,7 @@ fn entry(item: &Bound<'_, PyTuple>) -> PyResult<Entry> {
                     seq,
                     checkpoint: Some(values(&item.get_item(4)?)?),
                     expected_head,
+                    fence_key: None,
                     rows: rows(&item.get_item(5)?, Table::Blob)?,
                     depends_on: item.get_item(6)?.extract()?,
                 }),
@@ -353,11 +359,22 @@ fn entry(item: &Bound<'_, PyTuple>) -> PyResult<Entry> {
         "writes" => {
             let mut rows_ = rows(&item.get_item(2)?, Table::Write)?;
             rows_.extend(rows(&item.get_item(3)?, Table::WriteReplace)?);
+            // (thread, ns, expected head) of a fenced writes op, else None
+            let fence = item.get_item(7)?;
+            let (fence_key, expected_head) = if fence.is_none() {
+                (None, None)
+            } else {
+                let fence = fence.cast::<PyTuple>()?;
+                let key = values(&fence.get_slice(0, 2))?;
+                (Some(key), Some(fence.get_item(2)?.extract()?))
+            };
             Ok(Entry {
                 seq,
                 op: Some(Op {
                     seq,
                     rows: rows_,
+                    fence_key,
+                    expected_head,
                     ..Op::default()
                 }),
                 step: opt(4)?,

@@ -179,7 +179,7 @@ fn plain_ids<'py>(config: &Bound<'py, PyAny>) -> PyResult<Option<Ids<'py>>> {
 }
 
 impl SqliteItems {
-    /// `("writes", seq, regular, special, step, target, want_result)`.
+    /// `("writes", seq, regular, special, step, target, want_result, fence)`.
     fn writes_item<'py>(
         &self,
         op: &Bound<'py, PyAny>,
@@ -216,7 +216,14 @@ impl SqliteItems {
             }
             Err(e) => return Err(e),
         };
-        let step = PyTuple::new(py, [&regular, &special])?;
+        // a fenced op's (thread, ns, expected head), as `SqliteCore.prepare` makes it
+        let expected = op.getattr(intern!(py, "expected_head"))?;
+        let fence = if expected.is(self.no_expectation.bind(py)) {
+            py.None().into_bound(py)
+        } else {
+            PyTuple::new(py, [thread.into_any(), ns.into_any(), expected])?.into_any()
+        };
+        let step = PyTuple::new(py, [&regular, &special, &fence])?;
         let item = PyTuple::new(
             py,
             [
@@ -227,6 +234,7 @@ impl SqliteItems {
                 step.into_any(),
                 to.target.clone(),
                 PyBool::new(py, to.want_result).to_owned().into_any(),
+                fence,
             ],
         )?;
         Ok(Ok(item))

@@ -21,7 +21,8 @@ __all__ = (
 # A run that wants fenced puts sets this in config["configurable"] (or passes
 # `expected_head=` to `put`): the id of the thread/ns head it loaded or last wrote, or
 # None when it expects the namespace to have no checkpoint yet. Keys starting with "__"
-# never reach checkpoint metadata.
+# never reach checkpoint metadata. (`put_writes` is fenced by its `expected_head=` only:
+# the config it gets selects the checkpoint the writes belong to.)
 CONFIG_KEY_EXPECTED_HEAD = "__pregel_expected_head"
 
 
@@ -55,9 +56,11 @@ class PutOp:
 
 @dataclass(slots=True)
 class WritesOp:
-    """One `put_writes` in a batch (see `put_batch`)."""
+    """One `put_writes` in a batch (see `put_batch`); fenced like a put when
+    `expected_head` is given (the thread/ns head must still be that id)."""
 
     config: dict[str, Any]
     writes: Sequence[tuple[str, Any]]
     task_id: str
     task_path: str = ""
+    expected_head: Any = NO_EXPECTATION

@@ -153,8 +153,15 @@ class SqlSaverBase(BaseCheckpointSaver[str]):
         writes: Sequence[tuple[str, Any]],
         task_id: str,
         task_path: str = "",
+        *,
+        expected_head: Any = NO_EXPECTATION,
     ) -> None:
-        """Store a task's writes (idempotent per (task_id, idx >= 0); special writes replace)."""
+        """Store a task's writes (idempotent per (task_id, idx >= 0); special writes replace).
+
+        Fenced like `put` when `expected_head` is given: stored only if the thread/ns
+        head is still that id (whichever checkpoint the writes belong to), else
+        CheckpointConflictError and nothing is stored.
+        """
 
     @twin(run="_exec_batch")
     def put_batch(

@@ -61,10 +61,16 @@ class WriterApi:
         return self.submit(PutOp(config, checkpoint, metadata, new_versions, expected_head))
 
     def put_writes(
-        self, config: dict, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = ""
+        self,
+        config: dict,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+        *,
+        expected_head: Any = NO_EXPECTATION,
     ) -> Future:
         """Queue a `put_writes`; the future's result is None."""
-        return self.submit(WritesOp(config, list(writes), task_id, task_path))
+        return self.submit(WritesOp(config, list(writes), task_id, task_path, expected_head))
 
     def flush(self, timeout: float | None = None) -> None:
         """Block until everything submitted so far is committed (errors stay in futures)."""

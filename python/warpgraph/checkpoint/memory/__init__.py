@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
 from contextlib import AbstractAsyncContextManager, AbstractContextManager, ExitStack
 from typing import Any
 
+from warpgraph.checkpoint._sql.values import loads_many
 from warpgraph.checkpoint.base import (
     WRITES_IDX_MAP,
     BaseCheckpointSaver,
@@ -82,6 +83,11 @@ class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAs
         if factory is not defaultdict:
             for store in stores:
                 self.stack.enter_context(store)  # type: ignore[arg-type]
+        # (thread, ns) -> (its checkpoints dict, the latest id in it): `get_tuple` without
+        # an id then needs no scan. Valid while it names that very dict and the id is still
+        # in it (a deletion of other ids leaves the latest one); `_store` keeps it current,
+        # the other writers of `storage` drop it.
+        self._heads: dict[tuple[str, str], tuple[dict, str]] = {}
 
     def __enter__(self) -> InMemorySaver:  # noqa: PYI034
         self.stack.__enter__()
@@ -118,12 +124,14 @@ class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAs
         return self._dump("checkpoint", envelope)
 
     def _load_blobs(self, thread_id: str, ns: str, versions: ChannelVersions) -> dict[str, Any]:
-        values: dict[str, Any] = {}
+        channels, stored = [], []
+        get = self.blobs.get
         for channel, version in versions.items():
-            blob = self.blobs.get((thread_id, ns, channel, version))
+            blob = get((thread_id, ns, channel, version))
             if blob is not None and blob[0] != "empty":
-                values[channel] = self.serde.loads_typed(blob)
-        return values
+                channels.append(channel)
+                stored.append(blob)
+        return dict(zip(channels, loads_many(self.serde, stored)))
 
     def _tuple(
         self,
@@ -148,7 +156,8 @@ class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAs
             metadata=self.serde.loads_typed(metadata_b) if metadata is None else metadata,
             parent_config=_config(thread_id, ns, parent_id) if parent_id else None,
             pending_writes=[
-                (stored[k][0], stored[k][1], self.serde.loads_typed(stored[k][2])) for k in order
+                (stored[k][0], stored[k][1], value)
+                for k, value in zip(order, loads_many(self.serde, [stored[k][2] for k in order]))
             ],
         )
 
@@ -166,7 +175,12 @@ class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAs
             return (
                 None if entry is None else self._tuple(thread_id, ns, checkpoint_id, entry, config)
             )
-        checkpoint_id = max(checkpoints)
+        head = self._heads.get((thread_id, ns))
+        if head is not None and head[0] is checkpoints and head[1] in checkpoints:
+            checkpoint_id = head[1]
+        else:
+            checkpoint_id = max(checkpoints)
+            self._heads[(thread_id, ns)] = (checkpoints, checkpoint_id)
         return self._tuple(thread_id, ns, checkpoint_id, checkpoints[checkpoint_id])
 
     def list(
@@ -262,8 +276,16 @@ class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAs
         meta = self._dump("checkpoint metadata", get_checkpoint_metadata(config, metadata))
         self.blobs.update(blobs)
         parent_id = config["configurable"].get("checkpoint_id")
-        self.storage[thread_id][ns][checkpoint["id"]] = (typed, meta, parent_id)
-        return _config(thread_id, ns, checkpoint["id"])
+        checkpoints = self.storage[thread_id][ns]
+        cid = checkpoint["id"]
+        checkpoints[cid] = (typed, meta, parent_id)
+        head = self._heads.get((thread_id, ns))
+        if head is not None:
+            if head[0] is not checkpoints:
+                del self._heads[(thread_id, ns)]
+            elif cid > head[1]:
+                self._heads[(thread_id, ns)] = (checkpoints, cid)
+        return _config(thread_id, ns, cid)
 
     def put_writes(
         self,
@@ -298,6 +320,7 @@ class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAs
 
     def delete_thread(self, thread_id: str) -> None:
         """Delete every checkpoint, write and blob of `thread_id`."""
+        self._forget_heads(thread_id)
         self.storage.pop(thread_id, None)
         for key in [k for k in self.writes if k[0] == thread_id]:
             del self.writes[key]
@@ -325,6 +348,7 @@ class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAs
         if not namespaces:
             return
         target = self.storage[target_thread_id]
+        self._forget_heads(target_thread_id)
         for ns, checkpoints in namespaces.items():
             target.setdefault(ns, {}).update(checkpoints)
         for (tid, ns, cid), writes in list(self.writes.items()):
@@ -367,9 +391,14 @@ class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAs
         ]:
             del self.blobs[key]
         if not checkpoints:
+            self._heads.pop((thread_id, ns), None)
             del self.storage[thread_id][ns]
             if not self.storage[thread_id]:
                 del self.storage[thread_id]
+
+    def _forget_heads(self, thread_id: str) -> None:
+        for key in [k for k in self._heads if k[0] == thread_id]:
+            del self._heads[key]
 
     # --- async API: the sync methods (nothing here blocks); see `_async_twin` below
     async def alist(self, config: RunnableConfig | None, **kwargs: Any) -> AsyncIterator[Any]:

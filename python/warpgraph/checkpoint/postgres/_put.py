@@ -376,27 +376,35 @@ def _add_rows(params: list[Any], rows: Sequence[tuple]) -> None:
             params.extend(row)
 
 
-_WRITES_FIXED = 5  # t, ns, id, task, path
+_WRITES_FIXED = 5  # t, ns, id, task, path (then a fenced op's expected head)
+# A fenced put_writes checks the head like a fenced put (FENCE_HEAD, under the namespace's
+# lock) and inserts its rows only after the check passed (they read its one row).
+_WRITES_FENCE = f"SELECT {FENCE_HEAD}($1, $2, $6::text) AS ok"
 
 
 @functools.lru_cache(maxsize=64)
-def put_writes_parts(n_rows: int) -> Parts:
+def put_writes_parts(n_rows: int, fenced: bool = False) -> Parts:
     """The put_writes statement for `n_rows` rows: a VALUES list for a few, unnest for many.
-    Rows with idx >= 0 are inserted only if absent; special ones (idx < 0) replace."""
+    Rows with idx >= 0 are inserted only if absent; special ones (idx < 0) replace.
+    `fenced`: the head is checked first (parameter 6: the expected head)."""
+    first = _WRITES_FIXED + 1 + fenced
     if n_rows > _VALUES_MAX:
         source = _rows_source(
-            n_rows, _WRITES_FIXED + 1, ("int", "text", "text", "bytea"), "idx, channel, type, blob"
+            n_rows, first, ("int", "text", "text", "bytea"), "idx, channel, type, blob"
         )
         rows = f"SELECT $1, $2, $3, $4, u.idx, u.channel, u.type, u.blob, $5 FROM {source}"
+        if fenced:
+            rows += f" {_AFTER_FENCE}"
     else:  # a plain VALUES list: the fewest plan nodes
-        first = _WRITES_FIXED + 1
         rows = "VALUES " + ", ".join(
             f"($1, $2, $3, $4, ${first + 4 * i}::int, ${first + 4 * i + 1},"
             f" ${first + 4 * i + 2}, ${first + 4 * i + 3}::bytea, $5)"
             for i in range(n_rows)
         )
+        if fenced:
+            rows = f"SELECT v.* FROM ({rows}) AS v {_AFTER_FENCE}"
     return Parts(
-        (),
+        (("fence", _WRITES_FENCE),) if fenced else (),
         f"""
 INSERT INTO {WRITES} (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type,
                       blob, task_path)
@@ -414,8 +422,11 @@ def put_writes_op(
     writes: Sequence[tuple[str, Any]],
     task_id: str,
     task_path: str,
+    expected_head: Any = NO_EXPECTATION,
 ) -> Write:
-    """Store a task's writes: idempotent per (task_id, idx >= 0); special writes replace."""
+    """Store a task's writes: idempotent per (task_id, idx >= 0); special writes replace.
+    With an expected head, raise CheckpointConflictError unless the thread/ns head is
+    still that id (None: no head)."""
     conf = config["configurable"]
     dumps = serde.dumps_typed
     special = WRITES_IDX_MAP.get
@@ -431,9 +442,24 @@ def put_writes_op(
         return _NOTHING
     params = [conf["thread_id"], conf.get("checkpoint_ns", ""), conf["checkpoint_id"], task_id]
     params.append(task_path)
+    fenced = expected_head is not NO_EXPECTATION
+    if fenced:
+        if expected_head is not None and not isinstance(expected_head, str):
+            raise ValueError(
+                f"expected head must be a checkpoint id (str) or None, got {expected_head!r}"
+            )
+        params.append(expected_head)
     _add_rows(params, list(by_idx.values()))
-    parts = put_writes_parts(min(len(by_idx), _VALUES_MAX + 1))
-    return Write(Query(parts.final, params, raw=True, parts=parts))
+    n = min(len(by_idx), _VALUES_MAX + 1)
+    parts = put_writes_parts(n, fenced)
+    sql = put_writes_sql(n) if fenced else parts.final
+    return Write(Query(sql, params, raw=True, parts=parts))
+
+
+@functools.lru_cache(maxsize=64)
+def put_writes_sql(n_rows: int) -> str:
+    """The fenced put_writes statement's SQL (see `put_writes_parts`)."""
+    return render(put_writes_parts(n_rows, True))
 
 
 _NOTHING = Write(None)
@@ -441,12 +467,15 @@ _NOTHING = Write(None)
 
 def batch_all_op(serde: SerializerProtocol, ops: Sequence[PutOp | WritesOp]) -> Op:
     """put_batch, all or nothing, in one round trip: one merged statement, or, when two ops
-    write the same row (two puts on one thread/ns), a pipeline in one implicit transaction
-    (a Query with fetch="pipeline" whose params are the queries)."""
-    writes = [batch_op(serde, op) for op in ops]  # encoding: before any connection is taken
+    write the same row (two puts on one thread/ns) or their fences cannot share one check,
+    a pipeline in one implicit transaction (a Query with fetch="pipeline" whose params are
+    the queries; each fenced op checks the head itself there, in order)."""
+    checks = merged_fences(ops)
+    # encoding: before any connection is taken
+    writes = [batch_op(serde, op, checks is None or checks[i]) for i, op in enumerate(ops)]
     if all(w.query is None for w in writes):
         return [w.value for w in writes]
-    merged = merged_query(ops, writes)
+    merged = merged_query(ops, writes) if checks is not None else None
     if merged is not None:  # the usual case: ONE statement
         yield merged
     else:
@@ -454,12 +483,69 @@ def batch_all_op(serde: SerializerProtocol, ops: Sequence[PutOp | WritesOp]) -> 
     return [w.value for w in writes]
 
 
-def batch_op(serde: SerializerProtocol, op: PutOp | WritesOp) -> Write:
-    """The operation of one `put_batch` item."""
+def merged_fences(ops: Sequence[PutOp | WritesOp]) -> list[bool] | None:
+    """Which ops' statements check their fence when the batch runs as ONE statement, or
+    None when it cannot (the pipeline then runs each op's own statement in order).
+
+    In one statement the order of the data-modifying parts is unspecified, so a check must
+    not depend on another part's insert; there is at most one put per (thread, ns)
+    (`mergeable`). Per (thread, ns): a fenced put checks its head, and the fenced writes
+    before it must expect that same head, those after it the put's id (what the head is
+    then); without a put, the first fenced writes op checks and the others must expect
+    the same head. Anything else: None."""
+    if not all(isinstance(op, (PutOp, WritesOp)) for op in ops):
+        return None  # (batch_op names the error)
+    checks = [False] * len(ops)
+    state: dict[tuple, Any] = {}  # (thread, ns) -> the head the ops so far imply, or a put
+    for i, op in enumerate(ops):
+        if type(op) is WritesOp and not op.writes:
+            continue  # stores nothing (no statement): nothing to fence
+        conf = op.config["configurable"]
+        key = (conf["thread_id"], conf.get("checkpoint_ns", ""))
+        expected = op.expected_head
+        if isinstance(op, PutOp):
+            if expected is NO_EXPECTATION:
+                expected = expected_head_of(op.config)
+            implied = state.get(key, _NONE_YET)
+            if expected is NO_EXPECTATION:
+                if implied is not _NONE_YET:  # fenced writes, then an unfenced put
+                    return None
+                state[key] = _UNFENCED
+                continue
+            if implied is _UNFENCED or (implied is not _NONE_YET and implied != expected):
+                return None
+            checks[i] = True
+            state[key] = op.checkpoint["id"]  # the head for the ops after it
+            for j in range(i):  # the writes before it ride on its check
+                if checks[j] and type(ops[j]) is WritesOp and _key_of(ops[j]) == key:
+                    checks[j] = False
+        elif expected is not NO_EXPECTATION:
+            implied = state.get(key, _NONE_YET)
+            if implied is _NONE_YET:
+                checks[i] = True
+                state[key] = expected
+            elif implied is _UNFENCED or implied != expected:
+                return None
+    return checks if mergeable(ops) else None
+
+
+_NONE_YET: Any = object()
+_UNFENCED: Any = object()
+
+
+def _key_of(op: PutOp | WritesOp) -> tuple:
+    conf = op.config["configurable"]
+    return conf["thread_id"], conf.get("checkpoint_ns", "")
+
+
+def batch_op(serde: SerializerProtocol, op: PutOp | WritesOp, check: bool = True) -> Write:
+    """The operation of one `put_batch` item (`check=False`: a writes op's fence is checked
+    by another statement of its batch, see `merged_fences`)."""
     if isinstance(op, PutOp):
         return put_op(
             serde, op.config, op.checkpoint, op.metadata, op.new_versions, op.expected_head
         )
     if isinstance(op, WritesOp):
-        return put_writes_op(serde, op.config, op.writes, op.task_id, op.task_path)
+        expected = op.expected_head if check else NO_EXPECTATION
+        return put_writes_op(serde, op.config, op.writes, op.task_id, op.task_path, expected)
     raise TypeError(f"put_batch takes PutOp or WritesOp items, not {type(op).__name__}")

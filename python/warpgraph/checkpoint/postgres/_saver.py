@@ -176,8 +176,10 @@ class PostgresBase(SqlSaverBase):
     ) -> _sql.Write:
         return _put.put_op(self.serde, config, checkpoint, metadata, new_versions, expected_head)
 
-    def _put_writes_job(self, config: Any, writes: Any, task_id: str, task_path: str) -> _sql.Write:
-        return _put.put_writes_op(self.serde, config, writes, task_id, task_path)
+    def _put_writes_job(
+        self, config: Any, writes: Any, task_id: str, task_path: str, expected_head: Any
+    ) -> _sql.Write:
+        return _put.put_writes_op(self.serde, config, writes, task_id, task_path, expected_head)
 
     def _put_batch_job(self, ops: Sequence[PutOp | WritesOp], return_exceptions: bool) -> Any:
         """All or nothing: one op (`_put.batch_all_op`); else a list of ops run one by one."""

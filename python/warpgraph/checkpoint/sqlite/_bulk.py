@@ -2,7 +2,8 @@
 
 `run_bulk` runs the steps `SqliteCore.prepare` built, in order, inside the caller's
 transaction, with the fewest statements: one head lookup per (thread, ns) of the batch
-(later heads are known: each insert makes the head max(head, id)), then one INSERT per
+(for its fenced puts and writes; later heads are known: each insert makes the head
+max(head, id)), then one INSERT per
 table for all rows. Same results as running the steps one by one; anything unusual (a
 checkpoint id stored already, any error) raises, and the caller reruns the steps one by
 one in savepoints.
@@ -92,7 +93,16 @@ def run_bulk(core: Any, conn: sqlite3.Connection, steps: Sequence[Any]) -> list[
         if isinstance(step, BaseException):
             out.append(step)
             continue
-        if len(step) == 2:  # a writes op's (regular, special) rows
+        if len(step) == 3:  # a writes op's (regular, special, fence)
+            fence = step[2]
+            if fence is not None and (step[0] or step[1]):
+                thread, ns, expected = fence
+                key = (thread, ns)
+                head = heads.get(key, _UNKNOWN)
+                if head is _UNKNOWN:
+                    head = heads[key] = cur.execute(_HEAD, key).fetchone()[0]
+                if head != expected:
+                    raise CheckpointConflictError(thread, ns, expected, head)
             regular += step[0]
             special += step[1]
             out.append(None)

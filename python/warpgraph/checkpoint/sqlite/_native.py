@@ -36,6 +36,8 @@ from warpgraph.checkpoint.sqlite._bulk import (
 )
 
 ENV_SWITCH = "WARPGRAPH_SQLITE_NATIVE_WRITER"
+# a native module built before writes were fenced would store them unchecked: not used
+FENCES_WRITES = getattr(_core, "SQLITE_WRITES_FENCE", False)
 _forked = [False]  # set in a forked child: only then compare pids (getpid is a syscall)
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=lambda: _forked.__setitem__(0, True))
@@ -116,7 +118,7 @@ def writer_uri(conn_uri: str, path: str) -> str:
 
 def native_writer_for(saver: Any, max_batch: int) -> NativeGroupCommitWriter | None:
     """A native writer for `saver` (a `SqliteSaver`), or None when it cannot have one."""
-    if not FAST_PATHS or os.environ.get(ENV_SWITCH, "1") == "0":
+    if not FAST_PATHS or not FENCES_WRITES or os.environ.get(ENV_SWITCH, "1") == "0":
         return None
     found = native_library()
     if found is None:

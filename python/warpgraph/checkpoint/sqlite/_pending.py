@@ -78,9 +78,9 @@ class PendingStatesMixin:
         `want_result`: a future, given the op's result). `_core.SqliteItems` makes the
         same of the usual ops in one crossing."""
         step = self.prepare(op)  # type: ignore[attr-defined]
-        if len(step) == 2:
-            regular, special = step
-            return ("writes", seq, regular, special, step, target, want_result)
+        if len(step) == 3:
+            regular, special, fence = step
+            return ("writes", seq, regular, special, step, target, want_result, fence)
         row, rows, state = self.put_rows(conn, step)  # type: ignore[attr-defined]
         thread, ns, cid, parent_id = step[:4]
         expected = step[8]
@@ -124,5 +124,5 @@ class PendingStatesMixin:
         """A batch the native writer rolled back, run like the Python writer runs one: per
         step its result or exception. Its pending states go first: each put is encoded
         again against what is stored (or committed before it in this transaction)."""
-        self.forget_pending([s[:3] for s in steps if len(s) != 2])
+        self.forget_pending([s[:3] for s in steps if len(s) != 3])
         return self.run_steps(conn, steps, return_exceptions=True)  # type: ignore[attr-defined,no-any-return]

@@ -151,8 +151,10 @@ class SqliteBase(SqlSaverBase):
         # (an expectation in the config is read by `SqliteCore.prepare`)
         return SqliteCore.put, (PutOp(config, checkpoint, metadata, new_versions, expected),)
 
-    def _put_writes_job(self, config: Any, writes: Any, task_id: str, task_path: str) -> Job:
-        return SqliteCore.put_writes, (WritesOp(config, writes, task_id, task_path),)
+    def _put_writes_job(
+        self, config: Any, writes: Any, task_id: str, task_path: str, expected_head: Any
+    ) -> Job:
+        return SqliteCore.put_writes, (WritesOp(config, writes, task_id, task_path, expected_head),)
 
     def _put_batch_job(self, ops: Sequence[PutOp | WritesOp], return_exceptions: bool) -> Job:
         return SqliteCore.batch, (ops, return_exceptions)

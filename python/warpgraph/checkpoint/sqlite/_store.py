@@ -25,6 +25,7 @@ from warpgraph.checkpoint._sql import (
     expected_head_of,
 )
 from warpgraph.checkpoint._sql.codec import VersionsState
+from warpgraph.checkpoint._sql.values import loads_many
 from warpgraph.checkpoint.base import (
     EXCLUDED_METADATA_KEYS,
     CheckpointTuple,
@@ -62,7 +63,12 @@ _LOAD_WRITES = (
     "checkpoint_ns = ? AND checkpoint_id IN (SELECT value FROM json_each(?)) "
     "ORDER BY checkpoint_id, task_path, task_id, idx"
 )
+_LOAD_WRITES_ONE = (  # (one checkpoint: no JSON list to build and walk)
+    "SELECT checkpoint_id, task_id, channel, type, value FROM wg_writes WHERE thread_id = ? AND "
+    "checkpoint_ns = ? AND checkpoint_id = ? ORDER BY task_path, task_id, idx"
+)
 Key = tuple[str, str, str]
+_UNKNOWN: Any = object()
 LIST_CHUNK = 32  # `list` builds tuples (and fetches their blobs) this many rows at a time
 
 
@@ -101,7 +107,7 @@ class SqliteCore(MaintenanceMixin, PendingStatesMixin):
                 NO_EXPECTATION,
                 CONFIG_KEY_EXPECTED_HEAD,
             )
-            if codec.native_serde(serde)
+            if codec.native_serde(serde) and getattr(_core, "SQLITE_WRITES_FENCE", False)
             else None
         )
         self._cursor_conn: sqlite3.Connection | None = None
@@ -333,18 +339,26 @@ class SqliteCore(MaintenanceMixin, PendingStatesMixin):
         for d in decoded:
             groups.setdefault((d[0], d[1]), []).append(d[2])
         for (thread, ns), ids in groups.items():
-            for cid, task_id, channel, t, v in conn.execute(
-                _LOAD_WRITES, (thread, ns, json.dumps(ids))
+            if len(ids) == 1:
+                query, params = _LOAD_WRITES_ONE, (thread, ns, ids[0])
+            else:
+                query, params = _LOAD_WRITES, (thread, ns, json.dumps(ids))
+            rows = conn.execute(query, params).fetchall()
+            for (cid, task_id, channel, _, _), value in zip(
+                rows, loads_many(self.serde, [(t, v) for *_, t, v in rows])
             ):
-                writes.setdefault((thread, ns, cid), []).append((task_id, channel, loads((t, v))))
+                writes.setdefault((thread, ns, cid), []).append((task_id, channel, value))
         out = []
         for thread, ns, cid, parent_id, record, state, metadata, keys in decoded:
-            values = {}
+            channels, stored = [], []
             for ch, vk in keys:
                 if vk is None:
-                    values[ch] = loads(state.inline[ch])
+                    channels.append(ch)
+                    stored.append(state.inline[ch])
                 elif (thread, ns, ch, vk) in blobs:
-                    values[ch] = loads(blobs[(thread, ns, ch, vk)])
+                    channels.append(ch)
+                    stored.append(blobs[(thread, ns, ch, vk)])
+            values = dict(zip(channels, loads_many(self.serde, stored)))
             out.append(
                 CheckpointTuple(
                     config=config or codec.config_of(thread, ns, cid),
@@ -362,7 +376,8 @@ class SqliteCore(MaintenanceMixin, PendingStatesMixin):
     # --- writes -----------------------------------------------------------------------
     # A prepared operation (serialized outside any transaction) is a plain tuple, run by
     # `store`: a put's (thread, ns, cid, parent_id, checkpoint, blob rows, metadata JSON,
-    # run_id, expected head), or a writes op's (regular rows, special rows).
+    # run_id, expected head), or a writes op's (regular rows, special rows, fence), its
+    # fence None or (thread, ns, expected head).
     def prepare(self, op: PutOp | WritesOp) -> tuple:
         """Serialize an operation (outside any transaction); returns its prepared tuple."""
         if isinstance(op, PutOp):
@@ -379,9 +394,12 @@ class SqliteCore(MaintenanceMixin, PendingStatesMixin):
             thread, ns, cid = _target(op.config)
             if not cid:
                 raise ValueError('put_writes needs config["configurable"]["checkpoint_id"]')
-            return codec.write_rows_of(
+            regular, special = codec.write_rows_of(
                 self.serde, thread, ns, cid, op.writes, op.task_id, op.task_path
             )
+            expected = op.expected_head
+            fence = None if expected is NO_EXPECTATION else (thread, ns, expected)
+            return regular, special, fence
         raise TypeError(f"put_batch takes PutOp or WritesOp items, not {type(op).__name__}")
 
     def read_parent_states(self, conn: sqlite3.Connection, op: PutOp) -> None:
@@ -398,10 +416,32 @@ class SqliteCore(MaintenanceMixin, PendingStatesMixin):
         row = checkpoint_row(thread, ns, cid, parent_id, enc, run_id, metadata)
         return row, blob_rows_to_store(thread, ns, blobs, enc), enc.state
 
-    def store(self, conn: sqlite3.Connection, prepared: tuple) -> Any:
-        """Run one prepared operation in the caller's transaction: a put's config, or None."""
-        if len(prepared) == 2:
-            regular, special = prepared
+    @staticmethod
+    def check_fence(
+        cur: sqlite3.Cursor, thread: str, ns: str, expected: Any, heads: dict | None
+    ) -> None:
+        """Raise CheckpointConflictError unless the head of (thread, ns) is `expected`.
+        `heads`: the heads this transaction knows already (None: read it)."""
+        key = (thread, ns)
+        actual = heads.get(key, _UNKNOWN) if heads is not None else _UNKNOWN
+        if actual is _UNKNOWN:
+            # a separate SELECT: folding it into the INSERT (INSERT ... SELECT ... WHERE
+            # head IS ?) reads the target table, so SQLite stages the row in a temp table
+            # (measured slower)
+            actual = cur.execute(_HEAD, key).fetchone()[0]
+            if heads is not None:
+                heads[key] = actual
+        if actual != expected:
+            raise CheckpointConflictError(thread, ns, expected, actual)
+
+    def store(self, conn: sqlite3.Connection, prepared: tuple, heads: dict | None = None) -> Any:
+        """Run one prepared operation in the caller's transaction: a put's config, or None.
+        `heads`: (thread, ns) -> head, known in this transaction (kept current here; only
+        for a transaction that is rolled back as a whole when a step fails)."""
+        if len(prepared) == 3:
+            regular, special, fence = prepared
+            if fence is not None and (regular or special):
+                self.check_fence(self.cursor(conn), *fence, heads)
             if regular:
                 self.cursor(conn).executemany(_INSERT_WRITES, regular)
             if special:
@@ -410,12 +450,11 @@ class SqliteCore(MaintenanceMixin, PendingStatesMixin):
         thread, ns, cid, parent_id, checkpoint, blobs, metadata, run_id, expected = prepared
         cur = self.cursor(conn)
         if expected is not NO_EXPECTATION:
-            # a separate SELECT: folding it into the INSERT (INSERT ... SELECT ... WHERE
-            # head IS ?) reads the target table, so SQLite stages the row in a temp table
-            # (measured slower)
-            actual = cur.execute(_HEAD, (thread, ns)).fetchone()[0]
-            if actual != expected:
-                raise CheckpointConflictError(thread, ns, expected, actual)
+            self.check_fence(cur, thread, ns, expected, heads)
+        if heads is not None:  # the head after this put: max(head, cid) when known
+            head = heads.get((thread, ns), _UNKNOWN)
+            if head is not _UNKNOWN:
+                heads[(thread, ns)] = cid if head is None or cid > head else head
         enc = self.encode_put(conn, thread, ns, parent_id, checkpoint, blobs)
         row = checkpoint_row(thread, ns, cid, parent_id, enc, run_id, metadata)
         if cur.execute(_INSERT_CP, row).rowcount == 0:
@@ -519,7 +558,8 @@ class SqliteCore(MaintenanceMixin, PendingStatesMixin):
         """
         if not return_exceptions:
             store = self.store
-            return self.transaction(conn, lambda: [store(conn, s) for s in steps])
+            heads: dict = {}  # (all or nothing: what a failed step read is rolled back too)
+            return self.transaction(conn, lambda: [store(conn, s, heads) for s in steps])
 
         try:  # no savepoints while nothing fails (the usual case); rows inserted in bulk
             return self.transaction(conn, lambda: run_bulk(self, conn, steps))

@@ -37,13 +37,27 @@ pub struct Op {
     /// A put's checkpoint row (it must insert a row: an existing id needs the general path);
     /// its first two values are the (thread, ns) the checkpoint belongs to.
     pub checkpoint: Option<Vec<Value>>,
-    /// A put's condition: the head of its (thread, ns) must be this checkpoint id (None:
-    /// no checkpoint yet); no condition when absent.
+    /// A fenced op's condition (a put's, or a writes op's): the head of its (thread, ns)
+    /// must be this checkpoint id (None: no checkpoint yet); no condition when absent.
     pub expected_head: Option<Option<String>>,
+    /// The (thread, ns) a writes op's fence checks (a put's are its row's first two values).
+    pub fence_key: Option<Vec<Value>>,
     pub rows: Vec<(Table, Vec<Value>)>,
     /// The operation whose not yet committed result this one was encoded against: when
     /// that one failed, this one needs the general path too.
     pub depends_on: Option<u64>,
+}
+
+impl Op {
+    /// The (thread, ns) its fence checks: `fence_key`, else the first two values of its
+    /// checkpoint row (None: a writes op without a key is not fenced).
+    fn fence_key(&self) -> Option<&[Value]> {
+        match (&self.fence_key, &self.checkpoint) {
+            (Some(key), _) => Some(key),
+            (None, Some(row)) => row.get(..2),
+            (None, None) => None,
+        }
+    }
 }
 
 /// Why a batch was rolled back.
@@ -138,14 +152,13 @@ impl BatchWriter {
             if op.depends_on.is_some_and(|d| self.failed.contains(&d)) {
                 return Err(Fallback::Dependency(op.seq));
             }
-            if let Some(row) = &op.checkpoint {
-                if let Some(expected) = &op.expected_head {
-                    // read inside the transaction: sees this batch's own inserts
-                    let key = row.get(..2).unwrap_or_default();
-                    if self.conn.query_text(self.head, key)? != *expected {
-                        return Err(Fallback::Conflict(op.seq));
-                    }
+            if let (Some(expected), Some(key)) = (&op.expected_head, op.fence_key()) {
+                // read inside the transaction: sees this batch's own inserts
+                if self.conn.query_text(self.head, key)? != *expected {
+                    return Err(Fallback::Conflict(op.seq));
                 }
+            }
+            if let Some(row) = &op.checkpoint {
                 if self.conn.run(self.checkpoint, row)? != 1 {
                     return Err(Fallback::StoredAlready(op.seq));
                 }

@@ -79,6 +79,7 @@ fn put(seq: u64, id: &str, parent: Option<&str>, expected: Option<Option<&str>>)
     Op {
         seq,
         expected_head: expected.map(|e| e.map(str::to_owned)),
+        fence_key: None,
         checkpoint: Some(vec![
             t("t"),
             t(""),
@@ -175,6 +176,44 @@ fn anything_unusual_rolls_the_whole_batch_back() {
     w.commit(&[put(9, "f", Some("a"), Some(Some("a")))])
         .unwrap();
     assert_eq!(db.count("cp").as_deref(), Some("2"));
+}
+
+/// `writes(seq, id)` fenced: the head of ("t", "") must be `expected`.
+fn fenced_writes(seq: u64, id: &str, expected: Option<&str>) -> Op {
+    Op {
+        expected_head: Some(expected.map(str::to_owned)),
+        fence_key: Some(vec![t("t"), t("")]),
+        ..writes(seq, id)
+    }
+}
+
+#[test]
+fn writes_are_fenced_like_puts() {
+    let db = Db::new("wfence");
+    let mut w = db.writer();
+    w.commit(&[
+        put(1, "a", None, Some(None)),
+        fenced_writes(2, "a", Some("a")),
+    ])
+    .unwrap();
+    assert_eq!(db.count("writes").as_deref(), Some("2"));
+    // a writes op after the batch's own put sees its head
+    w.commit(&[
+        put(3, "b", Some("a"), Some(Some("a"))),
+        fenced_writes(4, "b", Some("b")),
+    ])
+    .unwrap();
+    assert_eq!(db.count("writes").as_deref(), Some("4"));
+    // the head moved on: a stale writes op rolls its batch back
+    let got = w.commit(&[put(5, "c", None, None), fenced_writes(6, "b", Some("a"))]);
+    assert_eq!(got, Err(Fallback::Conflict(6)));
+    assert_eq!(db.count("cp").as_deref(), Some("2"));
+    assert_eq!(db.count("writes").as_deref(), Some("4"));
+    // a writes op without a key is not fenced (it has nothing to check against)
+    let mut keyless = fenced_writes(7, "z", Some("nope"));
+    keyless.fence_key = None;
+    w.commit(&[keyless]).unwrap();
+    assert_eq!(db.count("writes").as_deref(), Some("6"));
 }
 
 #[test]
