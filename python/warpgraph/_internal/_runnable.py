@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import collections.abc
 import inspect
-import sys
 import types
 import typing
 import warnings
@@ -18,7 +17,7 @@ from collections.abc import Awaitable, Callable
 from functools import wraps
 from typing import Any, Union
 
-from warpgraph._internal._constants import CONF, CONFIG_KEY_RUNTIME
+from warpgraph._internal._constants import CONF, CONFIG_KEY_NODE_ERROR, CONFIG_KEY_RUNTIME
 from warpgraph._internal._typing import MISSING
 from warpgraph.config import (
     _CONFIG,
@@ -30,7 +29,6 @@ from warpgraph.config import (
 
 __all__ = ("RunnableCallable", "RunnableSeq", "coerce_to_runnable", "is_async_callable")
 
-CONFIG_KEY_NODE_ERROR = sys.intern("__pregel_node_error")
 _EMPTY = inspect.Parameter.empty
 _VALID_KINDS = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
 _NONE_TYPE = type(None)
@@ -366,6 +364,7 @@ def _in_worker_thread(func: Callable[..., Any]) -> Callable[..., Awaitable[Any]]
     async def run_sync(*args: Any, **kwargs: Any) -> Any:
         return await run_in_worker(func, *args, **kwargs)
 
+    run_sync._wg_in_worker = True  # type: ignore[attr-defined] # (a timeout cannot stop it)
     return run_sync
 
 
