@@ -294,6 +294,11 @@ def compile_graph(builder: StateGraph, **options: Any) -> CompiledStateGraph:
     layout = build_layout(builder)
     validate_layout(layout, options["interrupt_before"], options["interrupt_after"])
     nodes = {name: _pregel_node(plan) for name, plan in layout.nodes.items()}
+    for name, node in nodes.items():
+        if node.timeout is not None:
+            from warpgraph._internal._timeout import check_timeout_supported
+
+            check_timeout_supported(node.node or node.bound, name=name)
     kwargs: dict[str, Any] = {
         "nodes": nodes,
         "channels": layout.channels,
