@@ -168,10 +168,17 @@ def lone_plans(graph: Any) -> dict:
     if runs is None:
         plans = lazy_plans(graph)
         runs = {}
+        handled = getattr(graph, "node_error_handler_map", ())  # (their failures route)
         for name, info in graph._node_info.items():
             # info: node, mapper, metadata, tags, retry, writers, subgraphs, timeout, managed
             plan = plans.get(name)
-            if plan is not None and not info[4] and info[7] is None and not info[8]:
+            if (
+                plan is not None
+                and not info[4]
+                and info[7] is None
+                and not info[8]
+                and name not in handled
+            ):
                 runs[name] = (info[0], info[1], info[5], info[6], plan)
         graph.__dict__["_lone_plans_cache"] = runs
     return runs

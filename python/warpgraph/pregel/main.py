@@ -57,6 +57,7 @@ class Pregel(SnapshotMixin):
         config: dict | None = None,
         trigger_to_nodes: Mapping[str, Sequence[str]] | None = None,
         name: str = "LangGraph",
+        node_error_handler_map: Mapping[str, str] | None = None,
         **kwargs: Any,
     ) -> None:
         checkpointer = ensure_valid_checkpointer(checkpointer)
@@ -85,6 +86,7 @@ class Pregel(SnapshotMixin):
         self.config = config
         self.trigger_to_nodes = trigger_to_nodes or {}
         self.name = name
+        self.node_error_handler_map = dict(node_error_handler_map or {})
         self._spec_cache: Any = None
         if auto_validate:
             self.validate()
