@@ -85,7 +85,10 @@ def lone_steps(loop: Any) -> None:
     v = loop.checkpoint_v
     step = loop.step
     raw = None  # the step's tasks, when the previous step's crossing prepared them
+    control = loop.control
     while step <= stop:
+        if control is not None and control._drain_reason is not None:
+            return  # drained: the general loop stops before the next step
         cid = loop.checkpoint_id
         if raw is None:
             raw = prepare(cid, pns, step, v)

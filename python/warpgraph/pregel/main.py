@@ -17,7 +17,7 @@ from warpgraph._internal._constants import (
 from warpgraph.channels.base import BaseChannel
 from warpgraph.channels.topic import Topic
 from warpgraph.config import merge_configs
-from warpgraph.errors import ErrorCode, GraphRecursionError, create_error_message
+from warpgraph.errors import ErrorCode, GraphDrained, GraphRecursionError, create_error_message
 from warpgraph.pregel import _engine
 from warpgraph.pregel._checkpoint import SnapshotMixin
 from warpgraph.pregel._drive import adrive, drive, setup_loop
@@ -243,6 +243,8 @@ class Pregel(SnapshotMixin):
 
     # ------------------------------------------------------------------ drivers
     def _finish(self, loop: PregelLoop, config: dict | None) -> None:
+        if loop.status == "draining":  # stopped before a step: resume with input None
+            raise GraphDrained(loop.control.drain_reason or "shutdown")
         if loop.status == "out_of_steps":
             limit = loop.config["recursion_limit"]
             raise GraphRecursionError(
@@ -272,6 +274,7 @@ class Pregel(SnapshotMixin):
         subgraphs: bool = False,
         debug: bool | None = None,
         version: str = "v1",
+        control: Any = None,
         **kwargs: Any,
     ) -> Iterator[Any]:
         """Stream chunks of a run (LangGraph's shapes for every mode / list of modes)."""
@@ -288,6 +291,7 @@ class Pregel(SnapshotMixin):
             subgraphs,
             debug,
             kwargs,
+            control,
         )
         for chunk in drive(loop, saver, out, self._runner(), self.step_timeout):
             yield from map_output_chunk(chunk, mode_arg, print_mode, subgraphs, version)
@@ -308,6 +312,7 @@ class Pregel(SnapshotMixin):
         subgraphs: bool = False,
         debug: bool | None = None,
         version: str = "v1",
+        control: Any = None,
         **kwargs: Any,
     ) -> AsyncIterator[Any]:
         """Async twin of `stream`."""
@@ -324,6 +329,7 @@ class Pregel(SnapshotMixin):
             subgraphs,
             debug,
             kwargs,
+            control,
         )
         async for chunk in adrive(loop, saver, out, self._runner(), self.step_timeout):
             for c in map_output_chunk(chunk, mode_arg, print_mode, subgraphs, version):
@@ -344,6 +350,7 @@ class Pregel(SnapshotMixin):
         subgraphs: bool,
         debug: Any,
         kwargs: dict,
+        control: Any = None,
     ) -> tuple:
         durability = _legacy_durability(durability, kwargs.pop("checkpoint_during", None))
         if stream_mode is None:
@@ -367,6 +374,7 @@ class Pregel(SnapshotMixin):
             subgraphs=subgraphs,
             put=out.append,
             capture=None,
+            control=control,
         )
         return loop, saver, out, stream_mode, print_mode
 
@@ -383,6 +391,7 @@ class Pregel(SnapshotMixin):
         interrupt_after: Any = None,
         durability: Any = None,
         version: str = "v1",
+        control: Any = None,
         **kwargs: Any,
     ) -> Any:
         """Run to completion; the final values (with `__interrupt__` if interrupted)."""
@@ -399,12 +408,20 @@ class Pregel(SnapshotMixin):
                     interrupt_after=interrupt_after,
                     durability=durability,
                     version=version,
+                    control=control,
                     **kwargs,
                 )
             )
             return invoke_result(chunks, stream_mode, version)
         loop, saver, out = self._invoke_setup(
-            input, config, context, output_keys, interrupt_before, interrupt_after, durability
+            input,
+            config,
+            context,
+            output_keys,
+            interrupt_before,
+            interrupt_after,
+            durability,
+            control,
         )
         for _ in drive(loop, saver, out, self._runner(), self.step_timeout):
             pass
@@ -424,6 +441,7 @@ class Pregel(SnapshotMixin):
         interrupt_after: Any = None,
         durability: Any = None,
         version: str = "v1",
+        control: Any = None,
         **kwargs: Any,
     ) -> Any:
         """Async twin of `invoke`."""
@@ -441,19 +459,29 @@ class Pregel(SnapshotMixin):
                     interrupt_after=interrupt_after,
                     durability=durability,
                     version=version,
+                    control=control,
                     **kwargs,
                 )
             ]
             return invoke_result(chunks, stream_mode, version)
         loop, saver, out = self._invoke_setup(
-            input, config, context, output_keys, interrupt_before, interrupt_after, durability
+            input,
+            config,
+            context,
+            output_keys,
+            interrupt_before,
+            interrupt_after,
+            durability,
+            control,
         )
         async for _ in adrive(loop, saver, out, self._runner(), self.step_timeout):
             pass
         self._finish(loop, config)
         return latest_output(loop)
 
-    def _invoke_setup(self, input, config, context, output_keys, ib, ia, durability) -> tuple:
+    def _invoke_setup(
+        self, input, config, context, output_keys, ib, ia, durability, control=None
+    ) -> tuple:
         capture: list = []
         loop, saver = setup_loop(
             self,
@@ -469,6 +497,7 @@ class Pregel(SnapshotMixin):
             subgraphs=False,
             put=None,
             capture=capture,
+            control=control,
         )
         return loop, saver, None
 
