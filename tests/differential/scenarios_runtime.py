@@ -34,7 +34,9 @@ def error_handler_after_retries(lib):
     def handler(s, error: _errors(lib).NodeError):
         return lib.Command(update={"items": _handled(error)}, goto="after")
 
-    policy = lib.RetryPolicy(initial_interval=0.0, jitter=False, max_attempts=2, retry_on=ValueError)
+    policy = lib.RetryPolicy(
+        initial_interval=0.0, jitter=False, max_attempts=2, retry_on=ValueError
+    )
     g = lib.StateGraph(Acc)
     g.add_node("fails", always_fails, retry_policy=policy, error_handler=handler)
     g.add_node("after", lambda s: {"items": ["after"], "n": calls["n"]})
