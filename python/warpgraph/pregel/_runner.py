@@ -87,6 +87,7 @@ class _Batch(_Step):
     """A sync step spread over the worker pool; `work` is the job of every participant."""
 
     __slots__ = (
+        "cap",
         "claim",
         "ctx",
         "helpers",
@@ -110,6 +111,9 @@ class _Batch(_Step):
         self.policy = policy
         self.ctx = copy_context()
         self.helpers = helpers  # pool jobs still allowed to join
+        # tasks that start even after a failure: those LangGraph's executor would have
+        # started at once (one per participant), the rest are reported cancelled
+        self.cap = helpers + 1
         self.waiting = 0  # pool jobs submitted and not started yet
         self.next = 0
         self.remaining = len(tasks)
@@ -125,7 +129,7 @@ class _Batch(_Step):
         tasks, claim, n, pool = self.tasks, self.claim, len(self.tasks), get_pool()
         while True:
             with claim:
-                if self.stop or self.next >= n:
+                if self.next >= n or (self.stop and self.next >= self.cap):
                     unwanted, self.waiting = self.waiting, 0
                     if self.stop:
                         break
@@ -134,7 +138,7 @@ class _Batch(_Step):
                     return
                 task = tasks[self.next]
                 self.next += 1
-                wake = self.next < n and self.helpers > 0
+                wake = not self.stop and self.next < n and self.helpers > 0
                 if wake:
                     self.helpers -= 1
                     self.waiting += 1
@@ -169,6 +173,7 @@ class _Batch(_Step):
         """Start no more tasks; settle those nobody started as cancelled."""
         with self.claim:
             self.stop = True
+            self.cap = 0
             unclaimed = self.tasks[self.next :]
             self.next = len(self.tasks)
         if unclaimed:
