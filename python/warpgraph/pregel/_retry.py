@@ -1,9 +1,10 @@
 """Running one task: per-attempt config, retry policy, `Command(graph=...)`, timeouts.
 
-One implementation serves `run_with_retry` and `arun_with_retry`: `_Attempts` keeps a
-task run's state (config of the next attempt, failures so far) and `_verdict` decides
-what a failed attempt means (a command applied here, an error to raise, or a delay before
-the next attempt). The two functions only differ in how they call the node and sleep.
+One implementation serves `run_with_retry` and `arun_with_retry`: `_first_config` makes
+the first attempt's config, `_verdict` decides what a failed attempt means (a command
+applied here, an error to raise, or a delay before the next attempt) and `_next_attempt`
+makes the next attempt's config. The two functions only differ in how they call the node
+and sleep (and the async one in timeouts and streaming).
 
 Timed attempts (async only: a timeout cancels the attempt's asyncio task) run under a
 `_TimedAttemptScope`, whose guarded config turns the attempt's writes, stream output,
@@ -266,27 +267,13 @@ def _log_retry(task: Any, exc: BaseException, delay: float, failures: int) -> No
     )
 
 
-class _Attempts:
-    """The attempts of one task run: the config of the next one, failures so far."""
-
-    __slots__ = ("config", "failures", "policies", "task")
-
-    def __init__(self, task: Any, policies: Any, configurable: dict[str, Any] | None) -> None:
-        self.task = task
-        self.policies = policies
-        self.config = _first_config(task, configurable)
-        self.failures = 0
-
-    def next_config(self) -> dict[str, Any]:
-        if self.failures:
-            self.config = _with_attempt(self.config, self.failures + 1, None)
-        return self.config
-
-    def retrying(self, exc: BaseException, delay: float) -> None:
-        """After the wait before the next attempt (`delay` was `_verdict`'s)."""
-        self.failures += 1
-        _log_retry(self.task, exc, delay, self.failures)
-        self.config = _retry_config(self.config)
+def _next_attempt(
+    task: Any, exc: BaseException, delay: float, failures: int, config: dict[str, Any]
+) -> dict[str, Any]:
+    """After the wait before attempt `failures + 1` (`delay` was `_verdict`'s): log the
+    retry, and the config of that attempt."""
+    _log_retry(task, exc, delay, failures)
+    return _with_attempt(_retry_config(config), failures + 1, None)
 
 
 # ------------------------------------------------------------------ the runners
@@ -307,15 +294,15 @@ def run_with_retry(
         raw = _raw_config(task)
         if type(raw) is tuple:
             return _run_unconfigured(task, raw)
-    run = _Attempts(task, policies, configurable)
+    config = _first_config(task, configurable)
+    failures = 0
     while True:
-        config = run.next_config()
         tokens = set_config_var(config)
         try:
             task.writes.clear()
             return task.proc.invoke(task.input, config)
         except BaseException as exc:
-            verdict = _verdict(task, exc, config, policies, run.failures, None, False)
+            verdict = _verdict(task, exc, config, policies, failures, None, False)
             if verdict is _DONE:
                 return None
             if verdict is _RAISE:
@@ -323,7 +310,8 @@ def run_with_retry(
             if isinstance(verdict, BaseException):
                 raise verdict from exc
             time.sleep(verdict)
-            run.retrying(exc, verdict)
+            failures += 1
+            config = _next_attempt(task, exc, verdict, failures, config)
         finally:
             reset_config_var(tokens)
 
@@ -338,9 +326,9 @@ async def arun_with_retry(
     `task.proc.astream` instead, returning the task's RETURN write."""
     policies = task.retry_policy or retry_policy
     timeout = task.timeout
-    run = _Attempts(task, policies, configurable)
+    config = _first_config(task, configurable)
+    failures = 0
     while True:
-        config = run.next_config()
         attempt = _start_timed_attempt(task, config, timeout) if timeout is not None else None
         tokens = set_config_var(config)
         try:
@@ -355,7 +343,7 @@ async def arun_with_retry(
                 return await _ainvoke(task.proc, task.input, config)
             return _return_value(task) if stream else result
         except BaseException as exc:
-            verdict = _verdict(task, exc, config, policies, run.failures, attempt, True)
+            verdict = _verdict(task, exc, config, policies, failures, attempt, True)
             if verdict is _DONE:
                 return None
             if verdict is _RAISE:
@@ -363,7 +351,8 @@ async def arun_with_retry(
             if isinstance(verdict, BaseException):
                 raise verdict from exc
             await asyncio.sleep(verdict)
-            run.retrying(exc, verdict)
+            failures += 1
+            config = _next_attempt(task, exc, verdict, failures, config)
         finally:
             reset_config_var(tokens)
 
