@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections import deque
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from typing import Any
@@ -17,7 +18,13 @@ from warpgraph._internal._constants import (
 from warpgraph.channels.base import BaseChannel
 from warpgraph.channels.topic import Topic
 from warpgraph.config import merge_configs
-from warpgraph.errors import ErrorCode, GraphDrained, GraphRecursionError, create_error_message
+from warpgraph.errors import (
+    ErrorCode,
+    GraphDrained,
+    GraphRecursionError,
+    _DeprecatedSinceV10,
+    create_error_message,
+)
 from warpgraph.pregel import _engine
 from warpgraph.pregel._checkpoint import SnapshotMixin
 from warpgraph.pregel._drive import adrive, drive, setup_loop
@@ -401,7 +408,7 @@ class Pregel(SnapshotMixin):
                     input,
                     config,
                     context=context,
-                    stream_mode=stream_mode,
+                    stream_mode=_invoke_modes(stream_mode, version),
                     print_mode=print_mode,
                     output_keys=output_keys if output_keys is not None else self.output_channels,
                     interrupt_before=interrupt_before,
@@ -452,7 +459,7 @@ class Pregel(SnapshotMixin):
                     input,
                     config,
                     context=context,
-                    stream_mode=stream_mode,
+                    stream_mode=_invoke_modes(stream_mode, version),
                     print_mode=print_mode,
                     output_keys=output_keys if output_keys is not None else self.output_channels,
                     interrupt_before=interrupt_before,
@@ -511,10 +518,20 @@ def _managed_getter(spec: Any) -> Any:
     return get
 
 
+def _invoke_modes(stream_mode: Any, version: str) -> Any:
+    """What invoke streams: v1 values also needs the updates chunks (interrupts)."""
+    return ["updates", "values"] if stream_mode == "values" and version == "v1" else stream_mode
+
+
 def _legacy_durability(durability: Any, checkpoint_during: bool | None) -> Any:
     """`durability` from the deprecated `checkpoint_during` flag (True: async, False: exit)."""
     if checkpoint_during is None:
         return durability
+    warnings.warn(
+        "`checkpoint_during` is deprecated and will be removed. Please use `durability` instead.",
+        category=_DeprecatedSinceV10,
+        stacklevel=4,
+    )
     if durability is not None:
         raise ValueError(
             "Cannot use both `checkpoint_during` and `durability` parameters. "
