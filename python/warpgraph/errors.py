@@ -8,6 +8,12 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING, Any, Literal
 
+from warpgraph.warnings import (
+    LangGraphDeprecatedSinceV10,
+    LangGraphDeprecatedSinceV11,
+    LangGraphDeprecationWarning,
+)
+
 if TYPE_CHECKING:
     from warpgraph.types import Command, Interrupt
 
@@ -100,35 +106,10 @@ class GraphInterrupt(GraphBubbleUp):
         super().__init__(interrupts)
 
 
-class _LangGraphDeprecation(DeprecationWarning):
-    """Deprecation warning worded like LangGraph's (`since` / `expected_removal` versions).
-
-    TODO: move to a public warpgraph.warnings module (LangGraphDeprecationWarning & co).
-    """
-
-    since: tuple[int, int] = (1, 0)
-    expected_removal: tuple[int, int] = (2, 0)
-
-    def __init__(self, message: str, *args: object) -> None:
-        super().__init__(message, *args)
-        self.message = message.rstrip(".")
-
-    def __str__(self) -> str:
-        since, removal = self.since, self.expected_removal
-        return (
-            f"{self.message}. Deprecated in LangGraph V{since[0]}.{since[1]}"
-            f" to be removed in V{removal[0]}.{removal[1]}."
-        )
-
-
-class _DeprecatedSinceV10(_LangGraphDeprecation):
-    since = (1, 0)
-    expected_removal = (2, 0)
-
-
-class _DeprecatedSinceV11(_LangGraphDeprecation):
-    since = (1, 1)
-    expected_removal = (3, 0)
+# (the names this package used before `warpgraph.warnings` existed)
+_LangGraphDeprecation = LangGraphDeprecationWarning
+_DeprecatedSinceV10 = LangGraphDeprecatedSinceV10
+_DeprecatedSinceV11 = LangGraphDeprecatedSinceV11
 
 
 class NodeInterrupt(GraphInterrupt):

@@ -18,6 +18,8 @@ from warpgraph.constants import END, START
 from warpgraph.graph._branch import BranchSpec, branch_name
 from warpgraph.graph._node import StateNodeSpec, infer_node_hints, node_name, plain_name
 from warpgraph.graph._schema import get_channels
+from warpgraph.warnings import LangGraphDeprecatedSinceV05 as V05
+from warpgraph.warnings import LangGraphDeprecatedSinceV10 as V10
 
 if TYPE_CHECKING:
     from warpgraph.graph._compiled import CompiledStateGraph
@@ -65,12 +67,12 @@ def _warn_invalid_state_schema(schema: Any) -> None:
     )
 
 
-def _deprecated_kwarg(kwargs: dict[str, Any], old: str, new: str) -> Any:
+def _deprecated_kwarg(kwargs: dict[str, Any], old: str, new: str, category: type) -> Any:
     value = kwargs.pop(old, MISSING)
     if value is not MISSING:
         warnings.warn(
             f"`{old}` is deprecated and will be removed. Please use `{new}` instead.",
-            category=DeprecationWarning,
+            category=category,
             stacklevel=3,
         )
     return value
@@ -106,13 +108,13 @@ class StateGraph:
         output_schema: Any | None = None,
         **kwargs: Any,
     ) -> None:
-        config_schema = _deprecated_kwarg(kwargs, "config_schema", "context_schema")
+        config_schema = _deprecated_kwarg(kwargs, "config_schema", "context_schema", V10)
         if config_schema is not MISSING and context_schema is None:
             context_schema = config_schema
-        input_ = _deprecated_kwarg(kwargs, "input", "input_schema")
+        input_ = _deprecated_kwarg(kwargs, "input", "input_schema", V05)
         if input_ is not MISSING and input_schema is None:
             input_schema = input_
-        output = _deprecated_kwarg(kwargs, "output", "output_schema")
+        output = _deprecated_kwarg(kwargs, "output", "output_schema", V05)
         if output is not MISSING and output_schema is None:
             output_schema = output
         _reject_unknown(kwargs, "StateGraph")
@@ -257,10 +259,10 @@ class StateGraph:
         """Add a node; `node` is its name (then `action` is the callable) or the callable.
         `error_handler`: a node run (with the same input and a `NodeError` parameter) when
         this node fails after its retries; its own failures fail the run."""
-        retry = _deprecated_kwarg(kwargs, "retry", "retry_policy")
+        retry = _deprecated_kwarg(kwargs, "retry", "retry_policy", V05)
         if retry is not MISSING and retry_policy is None:
             retry_policy = retry
-        input_ = _deprecated_kwarg(kwargs, "input", "input_schema")
+        input_ = _deprecated_kwarg(kwargs, "input", "input_schema", V05)
         if input_ is not MISSING and input_schema is None:
             input_schema = input_
         _reject_unknown(kwargs, "add_node")

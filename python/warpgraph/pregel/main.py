@@ -67,6 +67,16 @@ class Pregel(SnapshotMixin):
         node_error_handler_map: Mapping[str, str] | None = None,
         **kwargs: Any,
     ) -> None:
+        if "config_type" in kwargs:
+            warnings.warn(
+                "`config_type` is deprecated and will be removed. "
+                "Please use `context_schema` instead.",
+                category=_DeprecatedSinceV10,
+                stacklevel=2,
+            )
+            config_type = kwargs.pop("config_type")
+            if context_schema is None:
+                context_schema = config_type
         checkpointer = ensure_valid_checkpointer(checkpointer)
         self.nodes = {k: v.build() if isinstance(v, NodeBuilder) else v for k, v in nodes.items()}
         self.channels = channels if channels is not None else {}
