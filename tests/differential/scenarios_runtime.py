@@ -307,3 +307,67 @@ def timeout_rejects_sync_node(lib):
     g.add_node("slow", lambda s: s, timeout=lib.types.TimeoutPolicy(idle_timeout=1.0))
     g.add_edge(lib.START, "slow")
     return g.compile(), [{"n": 0}], None
+
+
+@scenario(**TIMED)
+def timeout_node_builder_retried(lib):
+    """A Pregel node built with NodeBuilder.set_timeout: the first attempt times out and
+    the retry policy runs it again."""
+    attempts = {"n": 0}
+
+    async def slow_once(x):
+        attempts["n"] += 1
+        if attempts["n"] == 1:
+            await asyncio.sleep(30)
+        return x + attempts["n"]
+
+    pregel = lib.module("pregel")
+    node = (
+        pregel.NodeBuilder()
+        .subscribe_only("input")
+        .do(slow_once)
+        .set_timeout(lib.types.TimeoutPolicy(idle_timeout=0.05))
+        .add_retry_policies(
+            lib.RetryPolicy(
+                initial_interval=0.0, jitter=False, retry_on=_errors(lib).NodeTimeoutError
+            )
+        )
+        .write_to("output")
+    )
+    graph = pregel.Pregel(
+        nodes={"slow": node},
+        channels={"input": lib.EphemeralValue(int), "output": lib.LastValue(int)},
+        input_channels="input",
+        output_channels="output",
+    )
+    return graph, [1], None
+
+
+@scenario(**TIMED)
+def timeout_and_retry_from_node_defaults(lib):
+    """set_node_defaults(retry_policy=, timeout=): a node without its own gets both; a
+    node with its own timeout keeps it."""
+    attempts = {"n": 0}
+
+    async def slow_once(s):
+        attempts["n"] += 1
+        if attempts["n"] == 1:
+            await asyncio.sleep(30)
+        return {"items": [("defaults", attempts["n"])]}
+
+    async def own(s):
+        await asyncio.sleep(0.01)
+        return {"items": ["own"]}
+
+    g = lib.StateGraph(Acc)
+    g.set_node_defaults(
+        retry_policy=lib.RetryPolicy(
+            initial_interval=0.0, jitter=False, retry_on=_errors(lib).NodeTimeoutError
+        ),
+        timeout=lib.types.TimeoutPolicy(run_timeout=0.1),
+    )
+    g.add_node("slow", slow_once)
+    g.add_node("own", own, timeout=30.0)
+    g.add_edge(lib.START, "slow")
+    g.add_edge("slow", "own")
+    return g.compile(), [{"n": 0}], None
