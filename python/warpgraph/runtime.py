@@ -173,6 +173,48 @@ class Runtime(Generic[ContextT]):
 DEFAULT_RUNTIME: Runtime[Any] = Runtime()
 
 
+def run_runtime(
+    parent: Any,
+    *,
+    context: Any,
+    store: Any,
+    stream_writer: Callable[[Any], None] | None,
+    configurable: dict[str, Any],
+    control: RunControl | None,
+) -> Runtime[Any]:
+    """The Runtime of a run: its own context, store, writer, server info and drain control
+    over the `parent` found in the config (the enclosing run's, or an object another layer
+    put there: only its `context` is adopted)."""
+    if not isinstance(parent, Runtime):
+        parent = Runtime(context=getattr(parent, "context", None))
+    own = Runtime(
+        context=context,
+        store=store,
+        stream_writer=stream_writer or _no_op_stream_writer,
+        server_info=_server_info(configurable),
+        control=control or parent.control or RunControl(),
+    )
+    return parent.merge(own)
+
+
+def _server_info(configurable: dict[str, Any]) -> ServerInfo | None:
+    """ServerInfo from what LangGraph Server puts in the configurable (None without)."""
+    assistant_id = configurable.get("assistant_id")
+    graph_id = configurable.get("graph_id")
+    user = configurable.get("langgraph_auth_user")
+    # (the server's proxy user passes as a user by its `identity`: the Protocol check
+    # does not see attributes served by __getattr__)
+    if user is not None and not (isinstance(user, BaseUser) or hasattr(user, "identity")):
+        user = None
+    if assistant_id is None and graph_id is None and user is None:
+        return None
+    return ServerInfo(
+        assistant_id=str(assistant_id) if assistant_id else "",
+        graph_id=str(graph_id) if graph_id else "",
+        user=user,
+    )
+
+
 def get_runtime(context_schema: type[ContextT] | None = None) -> Runtime[ContextT]:
     """The runtime of the running node (`context_schema` only serves type hints)."""
     return get_config()[CONF].get(CONFIG_KEY_RUNTIME)

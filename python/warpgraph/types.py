@@ -504,10 +504,17 @@ class Send:
     arg: Any
     timeout: TimeoutPolicy | None
 
+    timed: ClassVar[bool] = False
+    """Set once any Send was made with a timeout (until then tasks skip looking for one)."""
+
     def __init__(self, /, node: str, arg: Any, *, timeout: TimeoutSpec = None) -> None:
         self.node = node
         self.arg = arg
-        self.timeout = TimeoutPolicy.coerce(timeout)
+        if timeout is None:
+            self.timeout = None
+        else:
+            self.timeout = TimeoutPolicy.coerce(timeout)
+            Send.timed = True
 
     def __hash__(self) -> int:
         return hash((self.node, self.arg, self.timeout))

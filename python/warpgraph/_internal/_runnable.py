@@ -386,6 +386,7 @@ def _in_worker_thread(func: Callable[..., Any]) -> Callable[..., Awaitable[Any]]
     async def run_sync(*args: Any, **kwargs: Any) -> Any:
         return await run_in_worker(func, *args, **kwargs)
 
+    run_sync._wg_in_worker = True  # type: ignore[attr-defined] # (a timeout cannot stop it)
     return run_sync
 
 

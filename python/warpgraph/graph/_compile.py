@@ -41,6 +41,8 @@ class NodePlan:
     cache_policy: Any = None
     timeout: Any = None
     trace_policy: Any = None
+    is_error_handler: bool = False
+    error_handler_node: str | None = None
     metadata: Any = None
     tags: list[str] | None = None
     subgraphs: list[Any] = field(default_factory=list)
@@ -127,6 +129,8 @@ class _LayoutBuilder:
             trace_policy=spec.trace_policy,
             metadata=spec.metadata,
             subgraphs=find_subgraphs(spec.runnable),
+            is_error_handler=spec.is_error_handler,
+            error_handler_node=spec.error_handler_node,
         )
 
     def attach_edge(self, start: str, end: str) -> None:
@@ -273,6 +277,10 @@ def _pregel_node(plan: NodePlan) -> Any:
     if plan.bound is not None or params["bound"].default is inspect.Parameter.empty:
         kwargs["bound"] = plan.bound if plan.bound is not None else _identity()
     accepts_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+    if plan.is_error_handler:
+        kwargs["is_error_handler"] = True
+    if plan.error_handler_node is not None:
+        kwargs["error_handler_node"] = plan.error_handler_node
     for attr in ("cache_policy", "timeout", "trace_policy"):
         value = getattr(plan, attr)
         if value is not None and (attr in params or accepts_any):
@@ -294,6 +302,11 @@ def compile_graph(builder: StateGraph, **options: Any) -> CompiledStateGraph:
     layout = build_layout(builder)
     validate_layout(layout, options["interrupt_before"], options["interrupt_after"])
     nodes = {name: _pregel_node(plan) for name, plan in layout.nodes.items()}
+    for name, node in nodes.items():
+        if node.timeout is not None:
+            from warpgraph._internal._timeout import check_timeout_supported
+
+            check_timeout_supported(node.node or node.bound, name=name)
     kwargs: dict[str, Any] = {
         "nodes": nodes,
         "channels": layout.channels,
@@ -308,6 +321,7 @@ def compile_graph(builder: StateGraph, **options: Any) -> CompiledStateGraph:
         "name": options["name"],
         "stream_mode": "updates",
         "trigger_to_nodes": layout.trigger_to_nodes,
+        "node_error_handler_map": builder._node_error_handler_map,
     }
     accepted = inspect.signature(Pregel.__init__).parameters
     for extra in ("debug", "cache", "auto_validate"):

@@ -23,6 +23,10 @@ class StateNodeSpec:
     defer: bool = False
     timeout: Any | None = None
     trace_policy: Any | None = None
+    is_error_handler: bool = False
+    """The node was made for an `error_handler=` (never routed to a handler itself)."""
+    error_handler_node: str | None = None
+    """The name of the node handling this node's failures."""
 
 
 def node_name(action: Any) -> str:

@@ -18,6 +18,7 @@ from typing import Annotated, Any, Literal
 
 from warpgraph._internal._compat import TypedDict
 from warpgraph.graph.state import StateGraph
+from warpgraph.warnings import LangGraphDeprecatedSinceV10
 
 __all__ = ("REMOVE_ALL_MESSAGES", "MessageGraph", "MessagesState", "add_messages")
 
@@ -264,7 +265,7 @@ class MessageGraph(StateGraph):
         warnings.warn(
             "MessageGraph is deprecated in LangGraph v1.0.0, to be removed in v2.0.0. "
             "Please use StateGraph with a `messages` key instead.",
-            category=DeprecationWarning,
+            category=LangGraphDeprecatedSinceV10,
             stacklevel=2,
         )
         super().__init__(Annotated[list[Any], add_messages])

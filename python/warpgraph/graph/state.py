@@ -18,6 +18,8 @@ from warpgraph.constants import END, START
 from warpgraph.graph._branch import BranchSpec, branch_name
 from warpgraph.graph._node import StateNodeSpec, infer_node_hints, node_name, plain_name
 from warpgraph.graph._schema import get_channels
+from warpgraph.warnings import LangGraphDeprecatedSinceV05 as V05
+from warpgraph.warnings import LangGraphDeprecatedSinceV10 as V10
 
 if TYPE_CHECKING:
     from warpgraph.graph._compiled import CompiledStateGraph
@@ -25,6 +27,8 @@ if TYPE_CHECKING:
 __all__ = ("CompiledStateGraph", "StateGraph")
 
 logger = logging.getLogger(__name__)
+
+DEFAULT_ERROR_HANDLER = "__default_error_handler__"
 
 
 def __getattr__(name: str) -> Any:
@@ -63,12 +67,12 @@ def _warn_invalid_state_schema(schema: Any) -> None:
     )
 
 
-def _deprecated_kwarg(kwargs: dict[str, Any], old: str, new: str) -> Any:
+def _deprecated_kwarg(kwargs: dict[str, Any], old: str, new: str, category: type) -> Any:
     value = kwargs.pop(old, MISSING)
     if value is not MISSING:
         warnings.warn(
             f"`{old}` is deprecated and will be removed. Please use `{new}` instead.",
-            category=DeprecationWarning,
+            category=category,
             stacklevel=3,
         )
     return value
@@ -104,13 +108,13 @@ class StateGraph:
         output_schema: Any | None = None,
         **kwargs: Any,
     ) -> None:
-        config_schema = _deprecated_kwarg(kwargs, "config_schema", "context_schema")
+        config_schema = _deprecated_kwarg(kwargs, "config_schema", "context_schema", V10)
         if config_schema is not MISSING and context_schema is None:
             context_schema = config_schema
-        input_ = _deprecated_kwarg(kwargs, "input", "input_schema")
+        input_ = _deprecated_kwarg(kwargs, "input", "input_schema", V05)
         if input_ is not MISSING and input_schema is None:
             input_schema = input_
-        output = _deprecated_kwarg(kwargs, "output", "output_schema")
+        output = _deprecated_kwarg(kwargs, "output", "output_schema", V05)
         if output is not MISSING and output_schema is None:
             output_schema = output
         _reject_unknown(kwargs, "StateGraph")
@@ -142,11 +146,11 @@ class StateGraph:
         error_handler: Any = None,
         timeout: Any = None,
     ) -> StateGraph:
-        """Defaults applied at compile() to nodes that do not set their own policy."""
+        """Defaults applied at compile() to nodes that do not set their own policy
+        (not inherited by subgraphs). `retry_policy` and `timeout` also apply to the error
+        handler nodes; `cache_policy` and `error_handler` only to the other nodes."""
         if error_handler is not None:
-            raise NotImplementedError(
-                "set_node_defaults(error_handler=...) is not supported by warpgraph"
-            )
+            self._node_defaults["error_handler"] = error_handler
         if retry_policy is not None:
             self._node_defaults["retry_policy"] = retry_policy
         if cache_policy is not None:
@@ -156,10 +160,47 @@ class StateGraph:
         return self
 
     def _apply_node_defaults(self) -> None:
+        defaults = self._node_defaults
+        handler = defaults.get("error_handler")
+        if handler is not None:  # one handler node for every node without its own
+            if DEFAULT_ERROR_HANDLER in self.nodes:
+                raise ValueError(
+                    "Auto-generated default error handler node "
+                    f"`{DEFAULT_ERROR_HANDLER}` already exists."
+                )
+            self.nodes[DEFAULT_ERROR_HANDLER] = self._handler_spec(
+                handler, DEFAULT_ERROR_HANDLER, self.state_schema
+            )
         for spec in self.nodes.values():
-            for attr, value in self._node_defaults.items():
-                if getattr(spec, attr) is None:
+            regular = not spec.is_error_handler
+            if regular and handler is not None and spec.error_handler_node is None:
+                spec.error_handler_node = DEFAULT_ERROR_HANDLER
+            for attr in ("retry_policy", "cache_policy", "timeout"):
+                value = defaults.get(attr)
+                # (a handler's result is never cached)
+                if (
+                    value is not None
+                    and getattr(spec, attr) is None
+                    and (regular or attr != "cache_policy")
+                ):
                     setattr(spec, attr, value)
+
+    def _handler_spec(self, handler: Any, name: str, input_schema: Any) -> StateNodeSpec:
+        return StateNodeSpec(
+            runnable=_coerce_to_runnable(handler, name=name, trace=False),
+            metadata=None,
+            input_schema=input_schema,
+            retry_policy=None,
+            is_error_handler=True,
+        )
+
+    @property
+    def _node_error_handler_map(self) -> dict[str, str]:
+        return {
+            name: spec.error_handler_node
+            for name, spec in self.nodes.items()
+            if not spec.is_error_handler and spec.error_handler_node is not None
+        }
 
     @property
     def _all_edges(self) -> set[tuple[str, str]]:
@@ -215,13 +256,13 @@ class StateGraph:
         error_handler: Any = None,
         **kwargs: Any,
     ) -> StateGraph:
-        """Add a node; `node` is its name (then `action` is the callable) or the callable."""
-        if error_handler is not None:
-            raise NotImplementedError("add_node(error_handler=...) is not supported by warpgraph")
-        retry = _deprecated_kwarg(kwargs, "retry", "retry_policy")
+        """Add a node; `node` is its name (then `action` is the callable) or the callable.
+        `error_handler`: a node run (with the same input and a `NodeError` parameter) when
+        this node fails after its retries; its own failures fail the run."""
+        retry = _deprecated_kwarg(kwargs, "retry", "retry_policy", V05)
         if retry is not MISSING and retry_policy is None:
             retry_policy = retry
-        input_ = _deprecated_kwarg(kwargs, "input", "input_schema")
+        input_ = _deprecated_kwarg(kwargs, "input", "input_schema", V05)
         if input_ is not MISSING and input_schema is None:
             input_schema = input_
         _reject_unknown(kwargs, "add_node")
@@ -244,6 +285,16 @@ class StateGraph:
         if destinations is not None:
             ends = destinations  # type: ignore[assignment]
         schema = input_schema or inferred
+        handler_name = None
+        if error_handler is not None:  # its node goes first, as in LangGraph
+            handler_name = f"__error_handler__{node}"
+            if handler_name in self.nodes:
+                raise ValueError(
+                    f"Auto-generated error handler node `{handler_name}` already exists."
+                )
+            self.nodes[handler_name] = self._handler_spec(
+                error_handler, handler_name, schema or self.state_schema
+            )
         self.nodes[node] = StateNodeSpec(
             runnable=_coerce_to_runnable(action, name=node, trace=False),
             metadata=metadata,
@@ -254,6 +305,7 @@ class StateGraph:
             defer=defer,
             timeout=_coerce_timeout(timeout),
             trace_policy=trace_policy,
+            error_handler_node=handler_name,
         )
         if schema is not None:
             self._add_schema(schema)

@@ -35,6 +35,7 @@ from warpgraph._internal._constants import (
     PUSH,
     RESUME,
     TAG_HIDDEN,
+    TASKS,
 )
 from warpgraph._internal._scratchpad import PregelScratchpad
 from warpgraph.config import LAZY_CONFIG_HOLDERS, _DefaultRecursionLimit
@@ -405,11 +406,19 @@ def make_tasks(loop: Any, raw: list) -> dict:
     rt_fast = type(rt_base) is Runtime and _RT_FIELDS == _RT_STD
     lazy = rt_fast and simple_pad and "run_name" not in base
     plans = lazy_plans(loop.graph) if lazy else None
+    sends = None
     for task_id, name, path, triggers, val in raw:
         node, mapper, metadata, tags, retry, writers, subgraphs, timeout, managed = nodes[name]
         if node is None:
             continue
         push = path[0] == PUSH
+        if push and Send.timed:  # a Send's own timeout overrides its node's
+            if sends is None:
+                sends = loop.engine.read([TASKS]).get(TASKS) or ()
+            i = path[1] if len(path) > 1 and type(path[1]) is int else len(sends)
+            packet = sends[i] if i < len(sends) else None
+            if isinstance(packet, Send) and packet.timeout is not None:
+                timeout = packet.timeout
         if mapper is not None and not push:
             val = mapper(val)
         if lazy and not push and not managed and plans.get(name) is not None:

@@ -29,7 +29,7 @@ from warpgraph.pregel._loop import RUN, PregelLoop
 from warpgraph.pregel._persist import ACTIVE, SaverSession, _in_memory
 from warpgraph.pregel._runner import PregelRunner
 from warpgraph.pregel._stream import Stream
-from warpgraph.runtime import DEFAULT_RUNTIME, Runtime
+from warpgraph.runtime import DEFAULT_RUNTIME, run_runtime
 
 __all__ = ("adrive", "drive", "setup_loop")
 
@@ -299,6 +299,7 @@ def setup_loop(
     subgraphs: bool,
     put: Any,
     capture: list | None,
+    control: Any = None,
 ) -> tuple[PregelLoop, Any]:
     """The run's config/runtime/stream set up like LangGraph's `stream()`, and its loop."""
     config = ensure_config(graph.config, config)
@@ -319,7 +320,11 @@ def setup_loop(
             "Checkpointer requires one or more of the following 'configurable' "
             "keys: thread_id, checkpoint_ns, checkpoint_id"
         )
-    store = conf[CONFIG_KEY_RUNTIME].store if CONFIG_KEY_RUNTIME in conf else graph.store
+    store = (
+        getattr(conf[CONFIG_KEY_RUNTIME], "store", None)
+        if CONFIG_KEY_RUNTIME in conf
+        else graph.store
+    )
     if graph.checkpointer is True:
         config = graph._own_checkpoint_config(config)
         conf = config[CONF]
@@ -337,11 +342,14 @@ def setup_loop(
         writer = conf[CONFIG_KEY_RUNTIME].stream_writer
     else:
         writer = None
-    parent_rt = conf.get(CONFIG_KEY_RUNTIME, DEFAULT_RUNTIME)
-    rt = Runtime(context=_coerce_context(graph.context_schema, context), store=store)
-    if writer is not None:
-        rt = rt.override(stream_writer=writer)
-    conf[CONFIG_KEY_RUNTIME] = parent_rt.merge(rt)
+    conf[CONFIG_KEY_RUNTIME] = run_runtime(
+        conf.get(CONFIG_KEY_RUNTIME, DEFAULT_RUNTIME),
+        context=_coerce_context(graph.context_schema, context),
+        store=store,
+        stream_writer=writer,
+        configurable=conf,
+        control=control,
+    )
     loop = PregelLoop(
         graph,
         input,

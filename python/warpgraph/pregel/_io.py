@@ -153,10 +153,23 @@ def invoke_result(chunks: list, stream_mode: Any, version: str) -> Any:
         if version == "v2":
             latest = c["data"]
             interrupts.extend(c.get("interrupts", ()))
+        else:  # v1 streams ["updates", "values"]: (mode, payload) or (ns, mode, payload)
+            mode, payload = c[-2], c[-1]
+            if mode == "updates":
+                if isinstance(payload, dict) and (ints := payload.get(INTERRUPT)) is not None:
+                    interrupts.extend(ints)
+            elif mode == "values":
+                latest = payload
     if version == "v2":
         from warpgraph.types import GraphOutput
 
         return GraphOutput(value=latest, interrupts=tuple(interrupts))
+    if interrupts:
+        return (
+            {**latest, INTERRUPT: interrupts}
+            if isinstance(latest, dict)
+            else {INTERRUPT: interrupts}
+        )
     return latest
 
 

@@ -87,7 +87,10 @@ def lone_steps(loop: Any) -> None:
     v = loop.checkpoint_v
     step = loop.step
     raw = None  # the step's tasks, when the previous step's crossing prepared them
+    control = loop.control
     while step <= stop:
+        if control is not None and control._drain_reason is not None:
+            return  # drained: the general loop stops before the next step
         cid = loop.checkpoint_id
         if raw is None:
             raw = prepare(cid, pns, step, v)
@@ -170,10 +173,17 @@ def lone_plans(graph: Any) -> dict:
     if runs is None:
         plans = lazy_plans(graph)
         runs = {}
+        handled = getattr(graph, "node_error_handler_map", ())  # (their failures route)
         for name, info in graph._node_info.items():
             # info: node, mapper, metadata, tags, retry, writers, subgraphs, timeout, managed
             plan = plans.get(name)
-            if plan is not None and not info[4] and info[7] is None and not info[8]:
+            if (
+                plan is not None
+                and not info[4]
+                and info[7] is None
+                and not info[8]
+                and name not in handled
+            ):
                 runs[name] = (info[0], info[1], info[5], info[6], plan)
         graph.__dict__["_lone_plans_cache"] = runs
     return runs

@@ -10,6 +10,7 @@ once; task construction is in `_algo.py`, the per-step bookkeeping in the Engine
 from __future__ import annotations
 
 from collections.abc import Generator, Sequence
+from concurrent.futures import CancelledError
 from typing import Any
 
 from warpgraph._internal import _constants as _c
@@ -49,6 +50,7 @@ from warpgraph.pregel._algo import (
     sanitize_send,
     task_base_config,
 )
+from warpgraph.pregel._handlers import handler_task, resume_handlers
 from warpgraph.pregel._io import (
     interrupt_chunk,
     map_command,
@@ -209,6 +211,11 @@ class PregelLoop:
         # or a step is applied (a fork checkpoint saved on resume stores None)
         self._cp_updated: list[str] | None = None
         self.subgraph_stream = False
+        # node error handlers (`_handlers.py`), None when the graph has none
+        self._handlers = getattr(graph, "node_error_handler_map", None) or None
+        # the run's drain signal (`RunControl`), checked before each step runs
+        rt = conf.get(_c.CONFIG_KEY_RUNTIME)
+        self.control = getattr(rt, "control", None)
 
     # ------------------------------------------------------------------ emit helpers
     def _emit(self, mode: str, payload: Any) -> None:
@@ -474,11 +481,18 @@ class PregelLoop:
             return False
         if not self.is_replaying and self.pending_writes:
             self._reapply_writes()
+            if self._handlers is not None:
+                resume_handlers(self)
         if self.interrupt_before and self.engine.should_interrupt(
             self.interrupt_before, [(t.name, is_hidden_task(t)) for t in self.tasks.values()]
         ):
             self.status = "interrupt_before"
             raise GraphInterrupt()
+        # a drain stops the run here, after the breakpoint check (a resume passes the
+        # next step's breakpoints: draining in front of one would skip it)
+        if self.control is not None and self.control._drain_reason is not None:
+            self.status = "draining"
+            return False
         if self._want_tasks:
             for p in map_debug_tasks(self.tasks.values()):
                 self._emit("tasks", p)
@@ -513,8 +527,9 @@ class PregelLoop:
             tasks[tid].writes.extend(st.output)
 
     # ------------------------------------------------------------------ task results
-    def on_task_done(self, task: Any, exc: BaseException | None) -> None:
-        """Runner callback: turn a finished task into put_writes (LangGraph's commit)."""
+    def on_task_done(self, task: Any, exc: BaseException | None) -> Any:
+        """Runner callback: turn a finished task into put_writes (LangGraph's commit).
+        Returns the error handler's task when the failure was routed to one."""
         if exc is not None:
             if isinstance(exc, GraphInterrupt):
                 if exc.args and exc.args[0]:
@@ -525,6 +540,13 @@ class PregelLoop:
                 pass
             else:
                 task.writes.append((ERROR, exc))
+                # (a task cancelled before it started did not fail: it runs again later)
+                routed = self._handlers is not None and task.name in self._handlers
+                if routed and not isinstance(exc, CancelledError):
+                    # the handler runs next; a later run runs it instead of the task
+                    task.writes.append((_c.ERROR_SOURCE_NODE, task.name))
+                    self.put_writes(task.id, task.writes)
+                    return handler_task(self, task, exc)
                 self.put_writes(task.id, task.writes)
         else:
             ws = task.writes

@@ -388,15 +388,16 @@ class SaverSession:
         on_task_done = loop.on_task_done
         done = 0
 
-        def on_done(task: Any, exc: BaseException | None) -> None:
+        def on_done(task: Any, exc: BaseException | None) -> Any:
             nonlocal done
-            on_task_done(task, exc)
+            handler = on_task_done(task, exc)  # (an error handler's task: one more to run)
             done += 1
             if loop._io:
                 ops, loop._io = loop._io, []
-                items = self.task_writes(ops, done >= n_tasks)
+                items = self.task_writes(ops, done >= n_tasks and handler is None)
                 if items:
                     run(items)
+            return handler
 
         return on_done
 

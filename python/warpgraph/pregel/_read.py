@@ -68,7 +68,7 @@ class PregelNode:
         self.metadata = metadata
         self.cache_policy = cache_policy
         self.retry_policy = (retry_policy,) if _is_retry(retry_policy) else retry_policy
-        self.timeout = kwargs.pop("timeout", None)
+        self.timeout = _coerce_timeout(kwargs.pop("timeout", None))
         self.error_handler_node = kwargs.pop("error_handler_node", None)
         self.is_error_handler = kwargs.pop("is_error_handler", False)
         self.trace_policy = kwargs.pop("trace_policy", None)
@@ -123,6 +123,7 @@ class NodeBuilder:
         self._tags: list[str] = []
         self._metadata: dict[str, Any] = {}
         self._retry: list[Any] = []
+        self._timeout: Any = None
 
     def subscribe_only(self, channel: str) -> NodeBuilder:
         if self._channels:
@@ -180,6 +181,11 @@ class NodeBuilder:
         self._retry.extend(policies)
         return self
 
+    def set_timeout(self, timeout: Any) -> NodeBuilder:
+        """Per-attempt timeout of the node (seconds, a timedelta or a TimeoutPolicy)."""
+        self._timeout = _coerce_timeout(timeout)
+        return self
+
     def build(self) -> PregelNode:
         from warpgraph.pregel._write import ChannelWrite
 
@@ -191,12 +197,14 @@ class NodeBuilder:
             writers=[ChannelWrite(self._writes)] if self._writes else None,
             bound=self._bound,
             retry_policy=self._retry or None,
+            timeout=self._timeout,
         )
 
 
 def validate_graph(graph: Any) -> None:
     """LangGraph's checks (and messages) for a Pregel's nodes, channels and keys."""
     from warpgraph._internal._constants import RESERVED
+    from warpgraph._internal._timeout import check_timeout_supported
     from warpgraph.channels.base import BaseChannel
 
     chans = {k: v for k, v in graph.channels.items() if isinstance(v, BaseChannel)}
@@ -209,6 +217,9 @@ def validate_graph(graph: Any) -> None:
         if c in RESERVED:
             raise ValueError(f"Managed name '{c}' is reserved")
     subscribed: set[str] = set()
+    for name, node in graph.nodes.items():
+        if isinstance(node, PregelNode) and node.timeout is not None:
+            check_timeout_supported(node.node or node.bound, name=name)
     for name, node in graph.nodes.items():
         if name in RESERVED:
             raise ValueError(f"Node name '{name}' is reserved")
@@ -253,6 +264,14 @@ def validate_graph(graph: Any) -> None:
             for n in nodes:
                 if n not in graph.nodes:
                     raise ValueError(f"Node {n} not in nodes")
+
+
+def _coerce_timeout(value: Any) -> Any:
+    if value is None:
+        return None
+    from warpgraph.types import TimeoutPolicy
+
+    return TimeoutPolicy.coerce(value)
 
 
 def _is_retry(p: Any) -> bool:

@@ -1,7 +1,20 @@
-"""Running one task: per-attempt config, retry policy, `Command(graph=...)` handling.
+"""Running one task: per-attempt config, retry policy, `Command(graph=...)`, timeouts.
 
-`run_with_retry` / `arun_with_retry` share every decision (config patching, which policy
-applies, the backoff interval, parent-command routing); only the call and the sleep differ.
+One implementation serves `run_with_retry` and `arun_with_retry`: `_first_config` makes
+the first attempt's config, `_verdict` decides what a failed attempt means (a command
+applied here, an error to raise, or a delay before the next attempt) and `_next_attempt`
+makes the next attempt's config. The two functions only differ in how they call the node
+and sleep (and the async one in timeouts and streaming).
+
+Timed attempts (async only: a timeout cancels the attempt's asyncio task) run under a
+`_TimedAttemptScope`, whose guarded config turns the attempt's writes, stream output,
+child task calls, callback events and `runtime.heartbeat()` into progress for the idle
+timeout, and drops whatever the attempt sends once it timed out. An observer in the
+configurable (`CONFIG_KEY_TIMED_ATTEMPT_OBSERVER`) is told of each timed attempt's start,
+progress and finish (`_AttemptEvent`), the finish always before any retry or handler.
+
+Tasks with no policy, no timeout and a config not built yet take `_run_unconfigured`,
+which pays for none of this unless the node fails.
 """
 
 from __future__ import annotations
@@ -11,13 +24,17 @@ import dataclasses
 import itertools
 import logging
 import random
+import threading
 import time
-from collections.abc import Sequence
+import weakref
+from collections.abc import Callable, Sequence
+from datetime import datetime, timezone
 from sys import modules as _modules
-from typing import Any
+from typing import Any, Literal, NamedTuple
 
 from warpgraph._internal._constants import (
     CONF,
+    CONFIG_KEY_CALL,
     CONFIG_KEY_CHECKPOINT_ID,
     CONFIG_KEY_CHECKPOINT_MAP,
     CONFIG_KEY_CHECKPOINT_NS,
@@ -25,20 +42,25 @@ from warpgraph._internal._constants import (
     CONFIG_KEY_RUNTIME,
     CONFIG_KEY_SCRATCHPAD,
     CONFIG_KEY_SEND,
+    CONFIG_KEY_STREAM,
     CONFIG_KEY_TASK_ID,
     CONFIG_KEY_THREAD_ID,
+    CONFIG_KEY_TIMED_ATTEMPT_OBSERVER,
     NS_SEP,
+    RETURN,
 )
 from warpgraph._internal._runnable import _RUNNABLE_TYPES, _ainvoke, _is_runnable
+from warpgraph._internal._timeout import sync_timeout_unsupported
 from warpgraph.config import (
     _CONFIG,
     _LC_MODULE,
     LazyDictConfig,
+    merge_configs,
     recast_checkpoint_ns,
     reset_config_var,
     set_config_var,
 )
-from warpgraph.errors import GraphBubbleUp, NodeCancelledError, ParentCommand
+from warpgraph.errors import GraphBubbleUp, NodeCancelledError, NodeTimeoutError, ParentCommand
 from warpgraph.pregel._algo import LazyTask, _raw_config
 from warpgraph.runtime import ExecutionInfo, Runtime
 
@@ -48,56 +70,82 @@ logger = logging.getLogger(__name__)
 _PARENT = "__parent__"  # Command.PARENT
 
 
-def _policies(task: Any, retry_policy: Sequence[Any] | None) -> Sequence[Any] | None:
-    return task.retry_policy or retry_policy
+# ------------------------------------------------------------------ policies
+
+
+def _should_retry_on(policy: Any, exc: Exception) -> bool:
+    """Whether `policy.retry_on` (exception class(es) or a predicate) matches `exc`."""
+    retry_on = policy.retry_on
+    if isinstance(retry_on, Sequence):
+        return isinstance(exc, tuple(retry_on))
+    if isinstance(retry_on, type) and issubclass(retry_on, Exception):
+        return isinstance(exc, retry_on)
+    if callable(retry_on):
+        return retry_on(exc)  # type: ignore[no-any-return]
+    raise TypeError(
+        "retry_on must be an Exception class, a list or tuple of Exception classes, or a callable"
+    )
+
+
+def _delay(policy: Any, failures: int) -> float:
+    """Seconds before the attempt after the `failures`-th failure (backoff, then jitter)."""
+    interval = min(
+        policy.max_interval, policy.initial_interval * policy.backoff_factor ** (failures - 1)
+    )
+    return interval + random.uniform(0, 1) if policy.jitter else interval
+
+
+# ------------------------------------------------------------------ per-attempt config
+
+
+def _ensure_execution_info(runtime: Runtime, config: dict[str, Any], task: Any) -> Runtime:
+    """`runtime` with an ExecutionInfo made from the config when it has none (tasks built
+    outside warpgraph's loop). The checkpoint id is the config's, else the graph's entry
+    in the checkpoint map."""
+    if runtime.execution_info is not None:
+        return runtime
+    conf = config.get(CONF) or {}
+    ns = conf.get(CONFIG_KEY_CHECKPOINT_NS) or ""
+    checkpoint_id = conf.get(CONFIG_KEY_CHECKPOINT_ID)
+    if not checkpoint_id and CONFIG_KEY_CHECKPOINT_MAP in conf:
+        graph_ns = ns.rsplit(NS_SEP, 1)[0] if NS_SEP in ns else ""
+        checkpoint_id = (conf.get(CONFIG_KEY_CHECKPOINT_MAP) or {}).get(graph_ns)
+    rid = config.get("run_id")
+    info = ExecutionInfo(
+        checkpoint_id=checkpoint_id or "",
+        checkpoint_ns=ns,
+        task_id=conf.get(CONFIG_KEY_TASK_ID) or task.id,
+        thread_id=conf.get(CONFIG_KEY_THREAD_ID),
+        run_id=str(rid) if rid else None,
+    )
+    return runtime.override(execution_info=info)
+
+
+def _with_runtime(config: dict[str, Any], runtime: Any) -> dict[str, Any]:
+    return {**config, CONF: {**config[CONF], CONFIG_KEY_RUNTIME: runtime}}
 
 
 def _with_attempt(config: dict[str, Any], attempt: int, first_time: float | None) -> dict:
-    """`config` whose runtime's execution_info has `node_attempt=attempt` and, when given,
-    `node_first_attempt_time=first_time`. Unchanged when the config holds no Runtime, or
-    when the loop already filled both fields for the first attempt."""
+    """`config` whose runtime's execution info has `node_attempt=attempt` and, when given,
+    `node_first_attempt_time=first_time` (unchanged without a Runtime)."""
     conf = config.get(CONF)
     runtime = conf.get(CONFIG_KEY_RUNTIME) if conf else None
-    if not isinstance(runtime, Runtime):
+    if not isinstance(runtime, Runtime) or runtime.execution_info is None:
         return config
     info = runtime.execution_info
-    if info.node_attempt == attempt and (
-        first_time is None or info.node_first_attempt_time is not None
-    ):
-        return config
-    if first_time is None:
-        first_time = info.node_first_attempt_time
-    if type(info) is ExecutionInfo:
-        info = ExecutionInfo(
-            checkpoint_id=info.checkpoint_id,
-            checkpoint_ns=info.checkpoint_ns,
-            task_id=info.task_id,
-            thread_id=info.thread_id,
-            run_id=info.run_id,
-            node_attempt=attempt,
-            node_first_attempt_time=first_time,
-        )
-    else:
-        info = dataclasses.replace(info, node_attempt=attempt, node_first_attempt_time=first_time)
-    if type(runtime) is Runtime:
-        runtime = Runtime(
-            context=runtime.context,
-            store=runtime.store,
-            stream_writer=runtime.stream_writer,
-            heartbeat=runtime.heartbeat,
-            previous=runtime.previous,
-            execution_info=info,
-            server_info=runtime.server_info,
-            control=runtime.control,
-        )
-    else:
-        runtime = dataclasses.replace(runtime, execution_info=info)
-    return {**config, CONF: {**conf, CONFIG_KEY_RUNTIME: runtime}}
+    changes: dict[str, Any] = {}
+    if info.node_attempt != attempt:
+        changes["node_attempt"] = attempt
+    if first_time is not None:
+        changes["node_first_attempt_time"] = first_time
+    if changes:
+        runtime = runtime.override(execution_info=dataclasses.replace(info, **changes))
+    return _with_runtime(config, runtime)
 
 
 def _first_attempt_ready(config: dict[str, Any]) -> bool:
-    """The config already is the first attempt's (the loop filled the runtime's execution
-    info with attempt 1 and its start time), or holds no Runtime to patch."""
+    """The loop already made this config the first attempt's (attempt 1 with its start
+    time), or it holds no Runtime to patch."""
     conf = config.get(CONF)
     runtime = conf.get(CONFIG_KEY_RUNTIME) if conf else None
     if type(runtime) is not Runtime:
@@ -106,111 +154,22 @@ def _first_attempt_ready(config: dict[str, Any]) -> bool:
     return info is not None and info.node_attempt == 1 and info.node_first_attempt_time is not None
 
 
-def _fallback_info(task: Any, config: dict[str, Any], conf: dict[str, Any]) -> ExecutionInfo:
-    """Execution info from the config, for a Runtime the loop left without one. The
-    checkpoint id is the config's, else the graph's entry in the checkpoint map."""
-    ns = conf.get(CONFIG_KEY_CHECKPOINT_NS) or ""
-    checkpoint_id = conf.get(CONFIG_KEY_CHECKPOINT_ID)
-    if not checkpoint_id:
-        graph_ns = ns.rsplit(NS_SEP, 1)[0] if NS_SEP in ns else ""
-        checkpoint_id = (conf.get(CONFIG_KEY_CHECKPOINT_MAP) or {}).get(graph_ns)
-    rid = config.get("run_id")
-    return ExecutionInfo(
-        checkpoint_id=checkpoint_id or "",
-        checkpoint_ns=ns,
-        task_id=conf.get(CONFIG_KEY_TASK_ID) or task.id,
-        thread_id=conf.get(CONFIG_KEY_THREAD_ID),
-        run_id=str(rid) if rid else None,
-    )
-
-
-def _initial_config(task: Any, configurable: dict[str, Any] | None) -> dict[str, Any]:
+def _first_config(task: Any, configurable: dict[str, Any] | None) -> dict[str, Any]:
     config = task.config
     if configurable:
         config = {**config, CONF: {**config.get(CONF, {}), **configurable}}
     conf = config.get(CONF)
-    if conf:
-        runtime = conf.get(CONFIG_KEY_RUNTIME)
-        if isinstance(runtime, Runtime) and runtime.execution_info is None:
-            info = _fallback_info(task, config, conf)
-            config = {
-                **config,
-                CONF: {**conf, CONFIG_KEY_RUNTIME: runtime.override(execution_info=info)},
-            }
-    return config
-
-
-def _parent_ns(ns: str) -> str:
-    """The parent graph's namespace: drop the current frame and numeric selectors."""
-    parts = ns.split(NS_SEP)
-    end = len(parts)
-    for drop_frame in (True, False):
-        while end and parts[end - 1].isdigit():  # numeric selectors are not levels
-            end -= 1
-        if drop_frame and end:  # the current frame itself
-            end -= 1
-    return NS_SEP.join(parts[:end])
-
-
-def _command_target(task: Any, exc: ParentCommand, config: dict[str, Any]) -> bool:
-    """True when the command is addressed to this graph (apply it with the task's writers);
-    otherwise re-address a `Command.PARENT` to the parent namespace (to re-raise)."""
-    ns: str = config[CONF][CONFIG_KEY_CHECKPOINT_NS]
-    cmd = exc.args[0]
-    if cmd.graph in (ns, recast_checkpoint_ns(ns), task.name):
-        return True
-    if cmd.graph == _PARENT:
-        exc.args = (dataclasses.replace(cmd, graph=_parent_ns(ns)),)
-    return False
-
-
-def _matching_policy(policies: Sequence[Any], exc: Exception) -> Any:
-    for policy in policies:
-        retry_on = policy.retry_on
-        if isinstance(retry_on, Sequence):
-            hit = isinstance(exc, tuple(retry_on))
-        elif isinstance(retry_on, type) and issubclass(retry_on, Exception):
-            hit = isinstance(exc, retry_on)
-        elif callable(retry_on):
-            hit = retry_on(exc)
-        else:
-            raise TypeError(
-                "retry_on must be an Exception class, a list or tuple of Exception classes,"
-                " or a callable"
-            )
-        if hit:
-            return policy
-    return None
-
-
-def _retry_delay(
-    task: Any, exc: Exception, policies: Sequence[Any] | None, failures: int
-) -> float | None:
-    """Seconds to wait before the next attempt after the `failures`-th failure, or None to
-    give up (the caller re-raises). Adds the task note to the exception."""
-    if hasattr(exc, "add_note"):  # Python 3.11+
-        exc.add_note(f"During task with name '{task.name}' and id '{task.id}'")
-    if not policies:
-        return None
-    policy = _matching_policy(policies, exc)
-    if policy is None or failures >= policy.max_attempts:
-        return None
-    interval = min(
-        policy.max_interval, policy.initial_interval * policy.backoff_factor ** (failures - 1)
-    )
-    return interval + random.uniform(0, 1) if policy.jitter else interval
-
-
-def _log_retry(task: Any, exc: Exception, delay: float, failures: int) -> None:
-    logger.info(
-        f"Retrying task {task.name} after {delay:.2f} seconds (attempt {failures}) after "
-        f"{exc.__class__.__name__} {exc}",
-        exc_info=exc,
-    )
+    runtime = conf.get(CONFIG_KEY_RUNTIME) if conf else None
+    if isinstance(runtime, Runtime) and runtime.execution_info is None:
+        config = _with_runtime(config, _ensure_execution_info(runtime, config, task))
+    if configurable is None and _first_attempt_ready(config):
+        return config
+    return _with_attempt(config, 1, time.time())
 
 
 def _retry_config(config: dict[str, Any]) -> dict[str, Any]:
-    """Config for a retry: subgraphs resume, and interrupt() calls count from the first."""
+    """Config for a retry: subgraphs resume, and interrupt() calls count from the first
+    again (a retry reruns the node from its first line)."""
     conf = {**config[CONF], CONFIG_KEY_RESUMING: True}
     scratchpad = conf.get(CONFIG_KEY_SCRATCHPAD)
     if scratchpad is not None:
@@ -222,62 +181,188 @@ def _retry_config(config: dict[str, Any]) -> dict[str, Any]:
     return {**config, CONF: conf}
 
 
-def _sync_timeout_error(name: str) -> ValueError:
-    return ValueError(
-        "Node timeouts are only supported for async nodes because sync Python execution "
-        f"cannot be safely cancelled in-process. Node {name!r} is sync."
+def _checkpoint_ns_for_parent_command(ns: str) -> str:
+    """The parent graph's namespace: drop the current frame and the numeric selectors
+    (`|1`: a task's second subgraph call) around it, which are not levels."""
+    parts = ns.split(NS_SEP)
+    end = len(parts)
+    for drop_frame in (True, False):
+        while end and parts[end - 1].isdigit():
+            end -= 1
+        if drop_frame and end:
+            end -= 1
+    return NS_SEP.join(parts[:end])
+
+
+# ------------------------------------------------------------------ what a failure means
+
+_DONE: Any = object()  # the failure was a command for this graph, applied: the task is done
+_RAISE: Any = object()  # re-raise the failure
+
+
+def _user_raised_cancel() -> bool:
+    """The CancelledError came from the node body, not from a cancel() of its task."""
+    current = asyncio.current_task()
+    cancelling = getattr(current, "cancelling", None)  # Python 3.11+
+    return cancelling is not None and cancelling() == 0
+
+
+def _verdict(
+    task: Any,
+    exc: BaseException,
+    config: dict[str, Any],
+    policies: Sequence[Any] | None,
+    failures: int,
+    attempt: _AttemptContext | None,
+    in_asyncio: bool,
+) -> Any:
+    """What the failure `exc` of an attempt (after `failures` earlier ones) means: `_DONE`,
+    `_RAISE`, an exception to raise from it, or the seconds to wait before the next
+    attempt. A timed attempt's `finish` event is sent here, before any of those."""
+    if isinstance(exc, ParentCommand):
+        ns: str = config[CONF][CONFIG_KEY_CHECKPOINT_NS]
+        cmd = exc.args[0]
+        if cmd.graph in (ns, recast_checkpoint_ns(ns), task.name):  # for this graph
+            try:
+                for writer in task.writers:
+                    writer.invoke(cmd, config)
+            except Exception as writer_exc:
+                _finish_timed_attempt(config, attempt, writer_exc)
+                raise
+            _finish_timed_attempt(config, attempt)
+            return _DONE
+        if cmd.graph == _PARENT:
+            exc.args = (dataclasses.replace(cmd, graph=_checkpoint_ns_for_parent_command(ns)),)
+        _finish_timed_attempt(config, attempt)
+        return _RAISE
+    if isinstance(exc, GraphBubbleUp):
+        _finish_timed_attempt(config, attempt)
+        return _RAISE
+    if isinstance(exc, asyncio.CancelledError):
+        _finish_timed_attempt(config, attempt, exc)
+        # a sync node has no asyncio task: its CancelledError is its own, a failure
+        if not in_asyncio or _user_raised_cancel():
+            return NodeCancelledError(task.name)
+        return _RAISE  # the runner cancelled it
+    if not isinstance(exc, Exception):
+        return _RAISE
+    _finish_timed_attempt(config, attempt, exc)
+    if hasattr(exc, "add_note"):  # Python 3.11+
+        exc.add_note(f"During task with name '{task.name}' and id '{task.id}'")
+    if not policies:
+        return _RAISE
+    for policy in policies:
+        if _should_retry_on(policy, exc):
+            if failures + 1 >= policy.max_attempts:
+                return _RAISE
+            return _delay(policy, failures + 1)
+    return _RAISE
+
+
+def _log_retry(task: Any, exc: BaseException, delay: float, failures: int) -> None:
+    logger.info(
+        f"Retrying task {task.name} after {delay:.2f} seconds (attempt {failures}) after "
+        f"{exc.__class__.__name__} {exc}",
+        exc_info=exc,
     )
+
+
+def _next_attempt(
+    task: Any, exc: BaseException, delay: float, failures: int, config: dict[str, Any]
+) -> dict[str, Any]:
+    """After the wait before attempt `failures + 1` (`delay` was `_verdict`'s): log the
+    retry, and the config of that attempt."""
+    _log_retry(task, exc, delay, failures)
+    return _with_attempt(_retry_config(config), failures + 1, None)
+
+
+# ------------------------------------------------------------------ the runners
 
 
 def run_with_retry(
     task: Any,
     retry_policy: Sequence[Any] | None = None,
     configurable: dict[str, Any] | None = None,
-) -> None:
+) -> Any:
     """Run `task.proc.invoke(task.input, config)` with the task's (or the given) retry
-    policies; the task's writes are reset before each attempt. Raises the final error."""
+    policies; the task's writes are reset before each attempt. Returns the node's value,
+    raises the final error."""
     policies = task.retry_policy or retry_policy
-    if getattr(task, "timeout", None) is not None:
-        raise _sync_timeout_error(task.name)
+    if task.timeout is not None:
+        raise sync_timeout_unsupported(task.name)  # (graphs reject these when built)
     if type(task) is LazyTask and configurable is None and not policies:
         raw = _raw_config(task)
         if type(raw) is tuple:
             return _run_unconfigured(task, raw)
-    config = task.config
-    if configurable is not None or not _first_attempt_ready(config):
-        config = _with_attempt(_initial_config(task, configurable), 1, time.time())
+    config = _first_config(task, configurable)
     failures = 0
     while True:
-        if failures:
-            config = _with_attempt(config, failures + 1, None)
         tokens = set_config_var(config)
         try:
             task.writes.clear()
-            task.proc.invoke(task.input, config)
-            return
-        except ParentCommand as exc:
-            if _command_target(task, exc, config):
-                for writer in task.writers:
-                    writer.invoke(exc.args[0], config)
-                return
-            raise
-        except GraphBubbleUp:
-            raise
-        except asyncio.CancelledError as exc:
-            raise NodeCancelledError(task.name) from exc
-        except Exception as exc:
-            failures += 1
-            delay = _retry_delay(task, exc, policies, failures)
-            if delay is None:
+            return task.proc.invoke(task.input, config)
+        except BaseException as exc:
+            verdict = _verdict(task, exc, config, policies, failures, None, False)
+            if verdict is _DONE:
+                return None
+            if verdict is _RAISE:
                 raise
-            time.sleep(delay)
-            _log_retry(task, exc, delay, failures)
-            config = _retry_config(config)
+            if isinstance(verdict, BaseException):
+                raise verdict from exc
+            time.sleep(verdict)
+            failures += 1
+            config = _next_attempt(task, exc, verdict, failures, config)
         finally:
             reset_config_var(tokens)
 
 
-def _run_unconfigured(task: Any, raw: tuple, own_context: bool = False) -> None:
+async def arun_with_retry(
+    task: Any,
+    retry_policy: Sequence[Any] | None = None,
+    stream: bool = False,
+    configurable: dict[str, Any] | None = None,
+) -> Any:
+    """Async twin of `run_with_retry`; honours `task.timeout`. `stream`: consume
+    `task.proc.astream` instead, returning the task's RETURN write."""
+    policies = task.retry_policy or retry_policy
+    timeout = task.timeout
+    config = _first_config(task, configurable)
+    failures = 0
+    while True:
+        attempt = _start_timed_attempt(task, config, timeout) if timeout is not None else None
+        tokens = set_config_var(config)
+        try:
+            task.writes.clear()
+            if timeout is not None:
+                result = await _arun_with_timeout(task, config, timeout, attempt, stream)
+                _finish_timed_attempt(config, attempt)
+            elif stream:
+                async for _ in task.proc.astream(task.input, config):
+                    pass
+            else:
+                return await _ainvoke(task.proc, task.input, config)
+            return _return_value(task) if stream else result
+        except BaseException as exc:
+            verdict = _verdict(task, exc, config, policies, failures, attempt, True)
+            if verdict is _DONE:
+                return None
+            if verdict is _RAISE:
+                raise
+            if isinstance(verdict, BaseException):
+                raise verdict from exc
+            await asyncio.sleep(verdict)
+            failures += 1
+            config = _next_attempt(task, exc, verdict, failures, config)
+        finally:
+            reset_config_var(tokens)
+
+
+def _return_value(task: Any) -> Any:
+    """What a streamed task returned: its RETURN write."""
+    return next((value for channel, value in task.writes if channel == RETURN), None)
+
+
+def _run_unconfigured(task: Any, raw: tuple, own_context: bool = False) -> Any:
     """`run_with_retry` without retry policies for a LazyTask whose config is not built:
     its plan (see `_algo.node_plan`) runs the node function and writers exactly as
     `task.proc.invoke` would; the config is built only if something asks for it (the task
@@ -300,20 +385,14 @@ def _run_unconfigured(task: Any, raw: tuple, own_context: bool = False) -> None:
                 writes.extend(writer._tuples(value))
             else:
                 writer.invoke_unconfigured(value, task, raw[0].engine, writes)
-    except ParentCommand as exc:
-        config = task.config
-        if _command_target(task, exc, config):
-            for writer in task.writers:
-                writer.invoke(exc.args[0], config)
-            return
-        raise
-    except GraphBubbleUp:
-        raise
-    except asyncio.CancelledError as exc:
-        raise NodeCancelledError(task.name) from exc
-    except Exception as exc:
-        _retry_delay(task, exc, None, 1)  # adds the task note; no policy: give up
-        raise
+        return value
+    except BaseException as exc:
+        verdict = _verdict(task, exc, task.config, None, 0, None, False)
+        if verdict is _DONE:
+            return None
+        if verdict is _RAISE:
+            raise
+        raise verdict from exc
     finally:
         if not own_context:
             if lc_token is not None:
@@ -321,136 +400,334 @@ def _run_unconfigured(task: Any, raw: tuple, own_context: bool = False) -> None:
             _CONFIG.reset(token)
 
 
-def _user_raised_cancel() -> bool:
-    """The CancelledError came from the node body, not from a cancel() of its task."""
-    current = asyncio.current_task()
-    cancelling = getattr(current, "cancelling", None)  # Python 3.11+
-    return cancelling is not None and cancelling() == 0
+# ------------------------------------------------------------------ timed attempts
 
 
-async def arun_with_retry(
-    task: Any,
-    retry_policy: Sequence[Any] | None = None,
-    configurable: dict[str, Any] | None = None,
-) -> None:
-    """Async twin of `run_with_retry` (awaits `task.proc.ainvoke`; honours task.timeout)."""
-    policies = _policies(task, retry_policy)
-    timeout = getattr(task, "timeout", None)
-    config = _initial_config(task, configurable)
-    first_time: float | None = time.time()
-    failures = 0
-    while True:
-        config = _with_attempt(config, failures + 1, first_time)
-        first_time = None
-        tokens = set_config_var(config)
-        try:
-            task.writes.clear()
-            if timeout is None:
-                await _ainvoke(task.proc, task.input, config)
-            else:
-                await _arun_with_timeout(task, config, timeout)
-            return
-        except ParentCommand as exc:
-            if _command_target(task, exc, config):
-                for writer in task.writers:
-                    writer.invoke(exc.args[0], config)
-                return
-            raise
-        except GraphBubbleUp:
-            raise
-        except asyncio.CancelledError as exc:
-            if _user_raised_cancel():
-                raise NodeCancelledError(task.name) from exc
-            raise
-        except Exception as exc:
-            failures += 1
-            delay = _retry_delay(task, exc, policies, failures)
-            if delay is None:
-                raise
-            await asyncio.sleep(delay)
-            _log_retry(task, exc, delay, failures)
-            config = _retry_config(config)
-        finally:
-            reset_config_var(tokens)
+class _AttemptContext(NamedTuple):
+    """What every event of one timed attempt shares (observers must not change it)."""
+
+    task_id: str
+    task_name: str
+    attempt: int
+    run_id: str | None
+    thread_id: str | None
+    checkpoint_ns: str | None
+    started_at: datetime
+    run_timeout_secs: float | None
+    idle_timeout_secs: float | None
+    refresh_on: Literal["auto", "heartbeat"] | None
 
 
-# ------------------------------------------------------------------ async node timeouts
+@dataclasses.dataclass(frozen=True, slots=True)
+class _AttemptEvent:
+    """A timed attempt's `start`, `progress` or `finish`, as told to the observer."""
+
+    context: _AttemptContext
+    event: Literal["start", "progress", "finish"]
+    progress_at: datetime | None = None
+    finished_at: datetime | None = None
+    status: Literal["success", "error"] | None = None
+    error_type: str | None = None
+    error_message: str | None = None
 
 
-def _seconds(value: Any) -> float | None:
-    if value is None:
+def _utc_now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def _notify(observer: Callable[[_AttemptEvent], Any], event: _AttemptEvent) -> None:
+    try:
+        observer(event)
+    except Exception:
+        logger.warning("Timed attempt observer failed", exc_info=True)
+
+
+def _observer(config: dict[str, Any]) -> Any:
+    conf = config.get(CONF)
+    return conf.get(CONFIG_KEY_TIMED_ATTEMPT_OBSERVER) if conf else None
+
+
+def _start_timed_attempt(task: Any, config: dict[str, Any], policy: Any) -> Any:
+    """The attempt's context, once its `start` was sent; None without an observer."""
+    observer = _observer(config)
+    if observer is None:
         return None
-    return value.total_seconds() if hasattr(value, "total_seconds") else float(value)
+    runtime = config[CONF].get(CONFIG_KEY_RUNTIME)
+    info = runtime.execution_info if isinstance(runtime, Runtime) else None
+    idle = policy.idle_timeout
+    context = _AttemptContext(
+        task_id=task.id,
+        task_name=task.name,
+        attempt=info.node_attempt if info is not None else 1,
+        run_id=info.run_id if info is not None else None,
+        thread_id=info.thread_id if info is not None else None,
+        checkpoint_ns=info.checkpoint_ns if info is not None else None,
+        started_at=_utc_now(),
+        run_timeout_secs=policy.run_timeout,
+        idle_timeout_secs=idle,
+        refresh_on=policy.refresh_on if idle is not None else None,
+    )
+    _notify(observer, _AttemptEvent(context, "start"))
+    return context
 
 
-class _Progress:
-    """Idle clock of one timed attempt; writes and stream output stop once it is closed."""
+def _finish_timed_attempt(
+    config: dict[str, Any], attempt: Any, error: BaseException | None = None
+) -> None:
+    if attempt is None:
+        return
+    observer = _observer(config)
+    if observer is None:
+        return
+    failed = error is not None
+    _notify(
+        observer,
+        _AttemptEvent(
+            attempt,
+            "finish",
+            finished_at=_utc_now(),
+            status="error" if failed else "success",
+            error_type=type(error).__name__ if failed else None,
+            error_message=str(error) if failed else None,
+        ),
+    )
 
-    __slots__ = ("auto", "last", "open")
 
-    def __init__(self, auto: bool) -> None:
-        self.last = time.monotonic()
-        self.open = True
-        self.auto = auto
+class _TimedAttemptScope:
+    """The guarded config of one timed attempt and its idle clock.
+
+    Writes, stream chunks, custom stream output and child task calls made through the
+    wrapped config (and LangChain callback events of the attempt's runs) count as
+    progress under `refresh_on="auto"`; `runtime.heartbeat()` always does. After
+    `close()` (the attempt timed out or ended) they are dropped: writes under the lock,
+    so a cancelled attempt's thread cannot write past the timeout; the others without
+    it (they run user code), best effort.
+    """
+
+    __slots__ = (
+        "__weakref__",
+        "_active",
+        "_auto",
+        "_last_progress",
+        "_lock",
+        "_next_report",
+        "_on_progress",
+        "_report_every",
+        "_timed_idle",
+    )
+
+    def __init__(
+        self,
+        on_progress: Callable[[], None] | None = None,
+        progress_min_interval: float = 0.0,
+        refresh_on: Literal["auto", "heartbeat"] | None = None,
+    ) -> None:
+        self._active = True
+        self._lock = threading.Lock()
+        self._last_progress = time.monotonic()
+        self._auto = refresh_on == "auto"
+        self._timed_idle = refresh_on is not None
+        self._on_progress = on_progress
+        self._report_every = progress_min_interval
+        self._next_report = float("-inf")
 
     def touch(self) -> None:
-        self.last = time.monotonic()
+        """Progress (no lock: a stale timestamp only shifts a coarse deadline)."""
+        now = self._last_progress = time.monotonic()
+        report = self._on_progress
+        if report is not None and now >= self._next_report:
+            self._next_report = now + self._report_every
+            report()
 
-    def guard(self, fn: Any) -> Any:
-        def guarded(*args: Any, **kwargs: Any) -> Any:
-            if not self.open:
-                return None
-            if self.auto:
-                self.last = time.monotonic()
-            return fn(*args, **kwargs)
+    def close(self) -> None:
+        with self._lock:
+            self._active = False
 
-        return guarded
+    def idle_deadline(self, idle: float) -> float:
+        return self._last_progress + idle
+
+    def wrap_config(self, config: dict[str, Any]) -> dict[str, Any]:
+        conf = config.get(CONF) or {}
+        patch: dict[str, Any] = {}
+        if (send := conf.get(CONFIG_KEY_SEND)) is not None:
+            patch[CONFIG_KEY_SEND] = self._guard_send(send)
+        if (stream := conf.get(CONFIG_KEY_STREAM)) is not None:
+            patch[CONFIG_KEY_STREAM] = self._guard_stream(stream)
+        if (call := conf.get(CONFIG_KEY_CALL)) is not None:
+            patch[CONFIG_KEY_CALL] = self._guard_call(call)
+        runtime = conf.get(CONFIG_KEY_RUNTIME)
+        if isinstance(runtime, Runtime):
+            writer = self._guard_stream_writer(runtime.stream_writer)
+            if self._timed_idle:
+                runtime = runtime.override(stream_writer=writer, heartbeat=self.touch)
+            else:
+                runtime = runtime.override(stream_writer=writer)
+            patch[CONFIG_KEY_RUNTIME] = runtime
+        if patch:
+            config = {**config, CONF: {**conf, **patch}}
+        if self._auto:
+            handler = _idle_progress_handler(self)
+            if handler is not None:
+                config = merge_configs(config, {"callbacks": [handler]})
+        return config
+
+    def _guard_send(self, send: Callable[[Sequence[tuple[str, Any]]], None]) -> Callable:
+        def guarded_send(writes: Sequence[tuple[str, Any]]) -> None:
+            with self._lock:
+                if self._active:
+                    if writes and self._auto:
+                        self._last_progress = time.monotonic()
+                    send(writes)
+
+        return guarded_send
+
+    def _guard_stream(self, stream: Any) -> Any:
+        put = getattr(stream, "put", stream)
+
+        def guarded_stream(chunk: tuple) -> None:
+            if self._active:  # (stream chunks come from the event loop only)
+                if self._auto:
+                    self._last_progress = time.monotonic()
+                put(chunk)
+
+        return _GuardedStream(guarded_stream, stream.modes)
+
+    def _guard_call(self, call: Callable[..., Any]) -> Callable[..., Any]:
+        def guarded_call(*args: Any, **kwargs: Any) -> Any:
+            if not self._active:
+                raise asyncio.CancelledError
+            if self._auto:
+                self._last_progress = time.monotonic()
+            return call(*args, **kwargs)
+
+        return guarded_call
+
+    def _guard_stream_writer(self, stream_writer: Callable[[Any], None]) -> Callable:
+        def guarded_stream_writer(chunk: Any) -> None:
+            with self._lock:
+                if not self._active:
+                    return
+                if self._auto:
+                    self._last_progress = time.monotonic()
+            stream_writer(chunk)
+
+        return guarded_stream_writer
 
 
-def _timed_config(config: dict[str, Any], progress: _Progress, idle: bool) -> dict[str, Any]:
-    from warpgraph._internal._constants import CONFIG_KEY_STREAM
+class _GuardedStream:
+    """A stream sink as warpgraph's loop uses one (`put`, `modes`) that is also callable
+    like LangGraph's StreamProtocol."""
 
-    conf = dict(config.get(CONF, {}))
-    for key in (CONFIG_KEY_SEND, CONFIG_KEY_STREAM):
-        if conf.get(key) is not None:
-            conf[key] = progress.guard(conf[key])
-    runtime = conf.get(CONFIG_KEY_RUNTIME)
-    if isinstance(runtime, Runtime):
-        changes: dict[str, Any] = {"stream_writer": progress.guard(runtime.stream_writer)}
-        if idle:
-            changes["heartbeat"] = progress.touch
-        conf[CONFIG_KEY_RUNTIME] = runtime.override(**changes)
-    return {**config, CONF: conf}
+    __slots__ = ("modes", "put")
+
+    def __init__(self, put: Callable[[tuple], None], modes: Any) -> None:
+        self.put = put
+        self.modes = modes
+
+    def __call__(self, chunk: tuple) -> None:
+        self.put(chunk)
 
 
-async def _arun_with_timeout(task: Any, config: dict[str, Any], policy: Any) -> Any:
-    """Await the task's proc under its TimeoutPolicy; NodeTimeoutError when the run timeout
-    passes or no progress (writes, custom stream output, heartbeat) is made within the idle
-    timeout. The attempt is cancelled and its writes are dropped."""
-    from warpgraph.errors import NodeTimeoutError
+_HANDLER_CLASS: Any = None
 
-    run_s, idle_s = _seconds(policy.run_timeout), _seconds(policy.idle_timeout)
-    progress = _Progress(auto=idle_s is not None and policy.refresh_on == "auto")
-    scoped = _timed_config(config, progress, idle_s is not None)
+
+def _idle_progress_handler(scope: _TimedAttemptScope) -> Any:
+    """A LangChain callback handler that counts every event as progress of `scope` (held
+    weakly); None without langchain-core (then no callback event can happen)."""
+    global _HANDLER_CLASS
+    if _HANDLER_CLASS is None:
+        try:
+            from langchain_core.callbacks import BaseCallbackHandler
+        except ImportError:  # pragma: no cover - langchain-core is optional
+            _HANDLER_CLASS = False
+        else:
+
+            def _touch(self: Any, *args: Any, **kwargs: Any) -> None:
+                scope = self._scope()
+                if scope is not None:
+                    scope.touch()
+
+            events = [
+                f"on_{what}_{when}"
+                for what in ("llm", "chain", "tool", "retriever")
+                for when in ("start", "end", "error")
+            ]
+            events += [
+                "on_chat_model_start",
+                "on_llm_new_token",
+                "on_agent_action",
+                "on_agent_finish",
+                "on_text",
+                "on_retry",
+                "on_custom_event",
+            ]
+
+            def __init__(self: Any, scope: _TimedAttemptScope) -> None:
+                self._scope = weakref.ref(scope)
+
+            _HANDLER_CLASS = type(
+                "_IdleProgressCallbackHandler",
+                (BaseCallbackHandler,),
+                {
+                    "run_inline": True,  # progress in the order events happen
+                    "__init__": __init__,
+                    **dict.fromkeys(events, _touch),
+                },
+            )
+    return _HANDLER_CLASS(scope) if _HANDLER_CLASS else None
+
+
+async def _arun_with_timeout(
+    task: Any, config: dict[str, Any], policy: Any, attempt: Any, stream: bool
+) -> Any:
+    """Run one attempt of the task as its own asyncio task under `policy`; raise
+    NodeTimeoutError (cancelling it, dropping its writes) when the run timeout passes or
+    no progress was made within the idle timeout."""
+    run_s, idle_s = policy.run_timeout, policy.idle_timeout
+    report = None
+    observer = _observer(config) if attempt is not None else None
+    if observer is not None and idle_s is not None:
+
+        def report() -> None:
+            _notify(observer, _AttemptEvent(attempt, "progress", progress_at=_utc_now()))
+
+    scope = _TimedAttemptScope(
+        report,
+        idle_s / 4 if idle_s is not None else 0.0,  # at most ~4 progress events per window
+        policy.refresh_on if idle_s is not None else None,
+    )
+    scoped = scope.wrap_config(config)
+    if stream:
+
+        async def body() -> Any:
+            async for _ in task.proc.astream(task.input, scoped):
+                if scope._auto:
+                    scope.touch()
+
+    else:
+
+        async def body() -> Any:
+            return await _ainvoke(task.proc, task.input, scoped)
+
     tokens = set_config_var(scoped)
-    try:
-        bg = asyncio.ensure_future(_ainvoke(task.proc, task.input, scoped))
+    try:  # the attempt's task sees its own config as the current one
+        bg = asyncio.ensure_future(body())
     finally:
         reset_config_var(tokens)
     start = time.monotonic()
     try:
         while True:
             now = time.monotonic()
-            limits = []
-            if run_s is not None:
-                limits.append((start + run_s, "run"))
+            kind, deadline = "run", start + run_s if run_s is not None else None
             if idle_s is not None:
-                limits.append((progress.last + idle_s, "idle"))
-            deadline, kind = min(limits)
+                idle_at = scope.idle_deadline(idle_s)
+                if deadline is None or idle_at < deadline:
+                    kind, deadline = "idle", idle_at
             if deadline <= now:
-                progress.open = False
+                scope.close()
                 task.writes.clear()
                 bg.cancel()
+                bg.add_done_callback(_retrieve)
                 raise NodeTimeoutError(
                     task.name, now - start, kind=kind, idle_timeout=idle_s, run_timeout=run_s
                 )
@@ -458,7 +735,15 @@ async def _arun_with_timeout(task: Any, config: dict[str, Any], policy: Any) -> 
             if done:
                 return bg.result()
     except asyncio.CancelledError:
-        bg.cancel()
+        if not bg.done():
+            bg.cancel()
+            bg.add_done_callback(_retrieve)
         raise
     finally:
-        progress.open = False
+        scope.close()
+
+
+def _retrieve(fut: asyncio.Future) -> None:
+    """Mark an abandoned attempt's outcome as seen (asyncio would log it)."""
+    if not fut.cancelled():
+        fut.exception()

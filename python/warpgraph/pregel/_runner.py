@@ -44,12 +44,21 @@ class _Step:
         self.interrupts: list[tuple[int, GraphInterrupt]] = []
         self.order = {id(t): i for i, t in enumerate(tasks)} if len(tasks) > 1 else None
 
-    def finish(self, task: Any, exc: BaseException | None, cancelled: bool = False) -> None:
-        """Record the end of `task` (exc None = success) and report it to on_done."""
+    def finish(self, task: Any, exc: BaseException | None, cancelled: bool = False) -> Any:
+        """Record the end of `task` (exc None = success) and report it to on_done. Returns
+        the error handler's task when on_done routed the failure to one (then the failure
+        is not the step's)."""
         with self.lock:
+            cb_exc = None
+            try:
+                handler = self.on_done(task, exc)
+            except BaseException as e:  # noqa: BLE001 - raised after the step
+                cb_exc, handler = e, None
             if exc is not None and not cancelled:
-                if isinstance(exc, GraphInterrupt):
-                    index = self.order[id(task)] if self.order else 0
+                if handler is not None:
+                    pass
+                elif isinstance(exc, GraphInterrupt):
+                    index = self.order.get(id(task), len(self.order)) if self.order else 0
                     self.interrupts.append((index, exc))
                 elif isinstance(exc, GraphBubbleUp):
                     self.bubbles.append(exc)
@@ -57,11 +66,10 @@ class _Step:
                     self.errors.append(exc)
                     if not is_invalid_resume(exc):
                         self.stop = True
-            try:
-                self.on_done(task, exc)
-            except BaseException as cb_exc:  # noqa: BLE001 - raised after the step
+            if cb_exc is not None:
                 self.errors.append(cb_exc)
                 self.stop = True
+            return handler if exc is not None and not cancelled else None
 
     def raise_outcome(self) -> None:
         """Raise the first error to complete; else the first other bubble-up (e.g.
@@ -79,6 +87,7 @@ class _Batch(_Step):
     """A sync step spread over the worker pool; `work` is the job of every participant."""
 
     __slots__ = (
+        "cap",
         "claim",
         "ctx",
         "helpers",
@@ -102,6 +111,9 @@ class _Batch(_Step):
         self.policy = policy
         self.ctx = copy_context()
         self.helpers = helpers  # pool jobs still allowed to join
+        # tasks that start even after a failure: those LangGraph's executor would have
+        # started at once (one per participant), the rest are reported cancelled
+        self.cap = helpers + 1
         self.waiting = 0  # pool jobs submitted and not started yet
         self.next = 0
         self.remaining = len(tasks)
@@ -117,7 +129,7 @@ class _Batch(_Step):
         tasks, claim, n, pool = self.tasks, self.claim, len(self.tasks), get_pool()
         while True:
             with claim:
-                if self.stop or self.next >= n:
+                if self.next >= n or (self.stop and self.next >= self.cap):
                     unwanted, self.waiting = self.waiting, 0
                     if self.stop:
                         break
@@ -126,18 +138,23 @@ class _Batch(_Step):
                     return
                 task = tasks[self.next]
                 self.next += 1
-                wake = self.next < n and self.helpers > 0
+                wake = not self.stop and self.next < n and self.helpers > 0
                 if wake:
                     self.helpers -= 1
                     self.waiting += 1
             if wake:
                 pool.submit(self._helper)
-            try:
-                self.ctx.copy().run(run_with_retry, task, self.policy)
-                exc = None
-            except BaseException as e:  # noqa: BLE001 - reported, then raised by the caller
-                exc = e
-            self.finish(task, exc)
+            while True:
+                try:
+                    self.ctx.copy().run(run_with_retry, task, self.policy)
+                    exc = None
+                except BaseException as e:  # noqa: BLE001 - reported, then raised by the caller
+                    exc = e
+                # a failure routed to its error handler: the handler runs now, here (even
+                # if another task failed meanwhile: a later run would run it anyway)
+                task = self.finish(task, exc)
+                if task is None:
+                    break
             self._settle(1)
         if unwanted:
             pool.started(unwanted)
@@ -156,6 +173,7 @@ class _Batch(_Step):
         """Start no more tasks; settle those nobody started as cancelled."""
         with self.claim:
             self.stop = True
+            self.cap = 0
             unclaimed = self.tasks[self.next :]
             self.next = len(self.tasks)
         if unclaimed:
@@ -216,13 +234,17 @@ class PregelRunner:
         policy = retry_policy if retry_policy is not None else self.retry_policy
         if len(todo) == 1 and timeout is None:
             task = todo[0]
-            try:
-                copy_context().run(run_with_retry, task, policy)
-            except Exception as exc:
-                on_done(task, exc)
-                raise
-            on_done(task, None)
-            return
+            while True:
+                try:
+                    copy_context().run(run_with_retry, task, policy)
+                except Exception as exc:
+                    handler = on_done(task, exc)
+                    if handler is None:
+                        raise
+                    task = handler  # the failure was routed to its error handler
+                    continue
+                on_done(task, None)
+                return
         batch = _Batch(todo, on_done, policy, _limit(self.max_concurrency, todo) - 1)
         if timeout is None:  # the caller is one of the `limit` participants
             batch.work()
@@ -253,35 +275,59 @@ class PregelRunner:
         policy = retry_policy if retry_policy is not None else self.retry_policy
         if len(todo) == 1 and timeout is None:
             task = todo[0]
-            try:
-                await arun_with_retry(task, policy)
-            except Exception as exc:
-                on_done(task, exc)
-                raise
-            on_done(task, None)
-            return
+            while True:
+                try:
+                    await arun_with_retry(task, policy)
+                except Exception as exc:
+                    handler = on_done(task, exc)
+                    if handler is None:
+                        raise
+                    task = handler  # the failure was routed to its error handler
+                    continue
+                on_done(task, None)
+                return
         step = _Step(todo, on_done)
         limit = _limit(self.max_concurrency, todo, None)
         sem = asyncio.Semaphore(limit) if limit else None
         futures: list[asyncio.Task] = []
+        loop = asyncio.get_running_loop()
+
+        handlers: set[asyncio.Task] = set()
+
+        def start(task: Any) -> asyncio.Task:
+            fut = loop.create_task(_gated(sem, task, policy), name=task.name)
+            fut.add_done_callback(lambda f, t=task: settled(t, f))
+            futures.append(fut)
+            return fut
 
         def settled(task: Any, fut: asyncio.Task) -> None:
             if fut.cancelled():
                 step.finish(task, asyncio.CancelledError(), cancelled=True)
                 return
             exc = fut.exception()
-            step.finish(task, exc, cancelled=isinstance(exc, asyncio.CancelledError))
+            handler = step.finish(task, exc, cancelled=isinstance(exc, asyncio.CancelledError))
+            if handler is not None:
+                # routed to its error handler, which runs now (even after another failure:
+                # a later run would run it anyway)
+                handlers.add(start(handler))
             if step.stop:
                 for other in futures:
-                    other.cancel()
+                    if other not in handlers:
+                        other.cancel()
 
-        loop = asyncio.get_running_loop()
         for task in todo:
-            fut = loop.create_task(_gated(sem, task, policy), name=task.name)
-            fut.add_done_callback(lambda f, t=task: settled(t, f))
-            futures.append(fut)
+            start(task)
+        deadline = None if timeout is None else loop.time() + timeout
+        pending: set = set()
         try:
-            _, pending = await asyncio.wait(futures, timeout=timeout)
+            while True:  # (handler tasks may join while the others run)
+                running = [f for f in futures if not f.done()]
+                if not running:
+                    break
+                left = None if deadline is None else max(0.0, deadline - loop.time())
+                _, pending = await asyncio.wait(running, timeout=left)
+                if pending:
+                    break
         except asyncio.CancelledError:
             for fut in futures:
                 fut.cancel()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections import deque
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from typing import Any
@@ -17,7 +18,13 @@ from warpgraph._internal._constants import (
 from warpgraph.channels.base import BaseChannel
 from warpgraph.channels.topic import Topic
 from warpgraph.config import merge_configs
-from warpgraph.errors import ErrorCode, GraphRecursionError, create_error_message
+from warpgraph.errors import (
+    ErrorCode,
+    GraphDrained,
+    GraphRecursionError,
+    _DeprecatedSinceV10,
+    create_error_message,
+)
 from warpgraph.pregel import _engine
 from warpgraph.pregel._checkpoint import SnapshotMixin
 from warpgraph.pregel._drive import adrive, drive, setup_loop
@@ -57,8 +64,19 @@ class Pregel(SnapshotMixin):
         config: dict | None = None,
         trigger_to_nodes: Mapping[str, Sequence[str]] | None = None,
         name: str = "LangGraph",
+        node_error_handler_map: Mapping[str, str] | None = None,
         **kwargs: Any,
     ) -> None:
+        if "config_type" in kwargs:
+            warnings.warn(
+                "`config_type` is deprecated and will be removed. "
+                "Please use `context_schema` instead.",
+                category=_DeprecatedSinceV10,
+                stacklevel=2,
+            )
+            config_type = kwargs.pop("config_type")
+            if context_schema is None:
+                context_schema = config_type
         checkpointer = ensure_valid_checkpointer(checkpointer)
         self.nodes = {k: v.build() if isinstance(v, NodeBuilder) else v for k, v in nodes.items()}
         self.channels = channels if channels is not None else {}
@@ -85,6 +103,7 @@ class Pregel(SnapshotMixin):
         self.config = config
         self.trigger_to_nodes = trigger_to_nodes or {}
         self.name = name
+        self.node_error_handler_map = dict(node_error_handler_map or {})
         self._spec_cache: Any = None
         if auto_validate:
             self.validate()
@@ -241,6 +260,8 @@ class Pregel(SnapshotMixin):
 
     # ------------------------------------------------------------------ drivers
     def _finish(self, loop: PregelLoop, config: dict | None) -> None:
+        if loop.status == "draining":  # stopped before a step: resume with input None
+            raise GraphDrained(loop.control.drain_reason or "shutdown")
         if loop.status == "out_of_steps":
             limit = loop.config["recursion_limit"]
             raise GraphRecursionError(
@@ -270,6 +291,7 @@ class Pregel(SnapshotMixin):
         subgraphs: bool = False,
         debug: bool | None = None,
         version: str = "v1",
+        control: Any = None,
         **kwargs: Any,
     ) -> Iterator[Any]:
         """Stream chunks of a run (LangGraph's shapes for every mode / list of modes)."""
@@ -286,6 +308,7 @@ class Pregel(SnapshotMixin):
             subgraphs,
             debug,
             kwargs,
+            control,
         )
         for chunk in drive(loop, saver, out, self._runner(), self.step_timeout):
             yield from map_output_chunk(chunk, mode_arg, print_mode, subgraphs, version)
@@ -306,6 +329,7 @@ class Pregel(SnapshotMixin):
         subgraphs: bool = False,
         debug: bool | None = None,
         version: str = "v1",
+        control: Any = None,
         **kwargs: Any,
     ) -> AsyncIterator[Any]:
         """Async twin of `stream`."""
@@ -322,6 +346,7 @@ class Pregel(SnapshotMixin):
             subgraphs,
             debug,
             kwargs,
+            control,
         )
         async for chunk in adrive(loop, saver, out, self._runner(), self.step_timeout):
             for c in map_output_chunk(chunk, mode_arg, print_mode, subgraphs, version):
@@ -342,6 +367,7 @@ class Pregel(SnapshotMixin):
         subgraphs: bool,
         debug: Any,
         kwargs: dict,
+        control: Any = None,
     ) -> tuple:
         durability = _legacy_durability(durability, kwargs.pop("checkpoint_during", None))
         if stream_mode is None:
@@ -365,6 +391,7 @@ class Pregel(SnapshotMixin):
             subgraphs=subgraphs,
             put=out.append,
             capture=None,
+            control=control,
         )
         return loop, saver, out, stream_mode, print_mode
 
@@ -381,6 +408,7 @@ class Pregel(SnapshotMixin):
         interrupt_after: Any = None,
         durability: Any = None,
         version: str = "v1",
+        control: Any = None,
         **kwargs: Any,
     ) -> Any:
         """Run to completion; the final values (with `__interrupt__` if interrupted)."""
@@ -390,19 +418,27 @@ class Pregel(SnapshotMixin):
                     input,
                     config,
                     context=context,
-                    stream_mode=stream_mode,
+                    stream_mode=_invoke_modes(stream_mode, version),
                     print_mode=print_mode,
                     output_keys=output_keys if output_keys is not None else self.output_channels,
                     interrupt_before=interrupt_before,
                     interrupt_after=interrupt_after,
                     durability=durability,
                     version=version,
+                    control=control,
                     **kwargs,
                 )
             )
             return invoke_result(chunks, stream_mode, version)
         loop, saver, out = self._invoke_setup(
-            input, config, context, output_keys, interrupt_before, interrupt_after, durability
+            input,
+            config,
+            context,
+            output_keys,
+            interrupt_before,
+            interrupt_after,
+            durability,
+            control,
         )
         for _ in drive(loop, saver, out, self._runner(), self.step_timeout):
             pass
@@ -422,6 +458,7 @@ class Pregel(SnapshotMixin):
         interrupt_after: Any = None,
         durability: Any = None,
         version: str = "v1",
+        control: Any = None,
         **kwargs: Any,
     ) -> Any:
         """Async twin of `invoke`."""
@@ -432,26 +469,36 @@ class Pregel(SnapshotMixin):
                     input,
                     config,
                     context=context,
-                    stream_mode=stream_mode,
+                    stream_mode=_invoke_modes(stream_mode, version),
                     print_mode=print_mode,
                     output_keys=output_keys if output_keys is not None else self.output_channels,
                     interrupt_before=interrupt_before,
                     interrupt_after=interrupt_after,
                     durability=durability,
                     version=version,
+                    control=control,
                     **kwargs,
                 )
             ]
             return invoke_result(chunks, stream_mode, version)
         loop, saver, out = self._invoke_setup(
-            input, config, context, output_keys, interrupt_before, interrupt_after, durability
+            input,
+            config,
+            context,
+            output_keys,
+            interrupt_before,
+            interrupt_after,
+            durability,
+            control,
         )
         async for _ in adrive(loop, saver, out, self._runner(), self.step_timeout):
             pass
         self._finish(loop, config)
         return latest_output(loop)
 
-    def _invoke_setup(self, input, config, context, output_keys, ib, ia, durability) -> tuple:
+    def _invoke_setup(
+        self, input, config, context, output_keys, ib, ia, durability, control=None
+    ) -> tuple:
         capture: list = []
         loop, saver = setup_loop(
             self,
@@ -467,6 +514,7 @@ class Pregel(SnapshotMixin):
             subgraphs=False,
             put=None,
             capture=capture,
+            control=control,
         )
         return loop, saver, None
 
@@ -480,10 +528,20 @@ def _managed_getter(spec: Any) -> Any:
     return get
 
 
+def _invoke_modes(stream_mode: Any, version: str) -> Any:
+    """What invoke streams: v1 values also needs the updates chunks (interrupts)."""
+    return ["updates", "values"] if stream_mode == "values" and version == "v1" else stream_mode
+
+
 def _legacy_durability(durability: Any, checkpoint_during: bool | None) -> Any:
     """`durability` from the deprecated `checkpoint_during` flag (True: async, False: exit)."""
     if checkpoint_during is None:
         return durability
+    warnings.warn(
+        "`checkpoint_during` is deprecated and will be removed. Please use `durability` instead.",
+        category=_DeprecatedSinceV10,
+        stacklevel=4,
+    )
     if durability is not None:
         raise ValueError(
             "Cannot use both `checkpoint_during` and `durability` parameters. "
