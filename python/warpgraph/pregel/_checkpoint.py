@@ -131,13 +131,19 @@ class SnapshotMixin:
             tuple(i for t in tww for i in t.interrupts),
         )
 
-    def _subgraph_for_namespace(self, config: dict, saver: Any) -> tuple[Any, dict] | None:
-        """The subgraph a namespaced config addresses (lending it `saver`), else None."""
+    def _subgraph_for_namespace(
+        self, config: dict, saver: Any, *, for_update: bool = False
+    ) -> tuple[Any, dict] | None:
+        """The subgraph a namespaced config addresses (lending it `saver`), else None (an
+        update addressed to a namespace naming no subgraph is a ValueError)."""
         ns = config[CONF].get(CONFIG_KEY_CHECKPOINT_NS, "")
         if not ns or CONFIG_KEY_CHECKPOINTER in config[CONF]:
             return None
-        for _, g in self.get_subgraphs(namespace=recast_checkpoint_ns(ns), recurse=True):  # type: ignore[attr-defined]
+        recast = recast_checkpoint_ns(ns)
+        for _, g in self.get_subgraphs(namespace=recast, recurse=True):  # type: ignore[attr-defined]
             return g, {**config, CONF: {**config[CONF], CONFIG_KEY_CHECKPOINTER: saver}}
+        if for_update:
+            raise ValueError(f"Subgraph {recast} not found")
         return None
 
     def _sub_configs(self, saved: Any, saver: Any) -> dict:
