@@ -476,6 +476,21 @@ class SaverSession:
             self.set_head(self.saver.get_tuple(lookup) if lookup is not None else saved)
         return saved
 
+    def get_before(self, config: dict, checkpoint_id: str) -> Any:
+        """The newest checkpoint of `config`'s thread and namespace older than
+        `checkpoint_id` (a subgraph's state when a replay of its parent starts)."""
+        self.flush()
+        saved = next(iter(self.saver.list(config, before=_before(checkpoint_id), limit=1)), None)
+        return self._read_before(config, saved, self.saver.get_tuple)
+
+    def _read_before(self, config: dict, saved: Any, get_tuple: Any) -> Any:
+        if self.foreign is not None:
+            saved = from_foreign(saved, self.foreign)
+        if not self._head_known:  # the run's head is the latest, not the one it starts from
+            self._head_known = True
+            self.set_head(get_tuple(self.head_lookup(config) or config))
+        return saved
+
     def close(self) -> None:
         """End of the run: commit everything and wait for it; raise the first failure."""
         if self.closed:
@@ -549,6 +564,20 @@ class SaverSession:
             self.set_head(await self.saver.aget_tuple(lookup) if lookup is not None else saved)
         return saved
 
+    async def aget_before(self, config: dict, checkpoint_id: str) -> Any:
+        """Async twin of `get_before`."""
+        await self.aflush()
+        saved = None
+        async for tup in self.saver.alist(config, before=_before(checkpoint_id), limit=1):
+            saved = tup
+            break
+        if self.foreign is not None:
+            saved = from_foreign(saved, self.foreign)
+        if not self._head_known:
+            self._head_known = True
+            self.set_head(await self.saver.aget_tuple(self.head_lookup(config) or config))
+        return saved
+
     async def aclose(self) -> None:
         if self.closed:
             return
@@ -565,3 +594,7 @@ class SaverSession:
             elif writer is not None:  # this run's submissions committed; the writer goes on
                 await asyncio.wrap_future(writer.marker())
         self.check()
+
+
+def _before(checkpoint_id: str) -> dict:
+    return {CONF: {CONFIG_KEY_CHECKPOINT_ID: checkpoint_id}}
