@@ -468,6 +468,8 @@ class SaverSession:
 
     def get_tuple(self, config: dict) -> Any:
         self.flush()
+        if self.root is not None and self.root.writer is not None:
+            self.root.writer.flush()  # a nested run reads what its root run submitted
         saved = self.saver.get_tuple(config)
         if self.foreign is not None:
             saved = from_foreign(saved, self.foreign)
@@ -480,6 +482,8 @@ class SaverSession:
         """The newest checkpoint of `config`'s thread and namespace older than
         `checkpoint_id` (a subgraph's state when a replay of its parent starts)."""
         self.flush()
+        if self.root is not None and self.root.writer is not None:
+            self.root.writer.flush()
         saved = next(iter(self.saver.list(config, before=_before(checkpoint_id), limit=1)), None)
         return self._read_before(config, saved, self.saver.get_tuple)
 
@@ -556,6 +560,7 @@ class SaverSession:
 
     async def aget_tuple(self, config: dict) -> Any:
         await self.aflush()
+        await self._asettle()
         saved = await self.saver.aget_tuple(config)
         if self.foreign is not None:
             saved = from_foreign(saved, self.foreign)
@@ -564,9 +569,20 @@ class SaverSession:
             self.set_head(await self.saver.aget_tuple(lookup) if lookup is not None else saved)
         return saved
 
+    async def _asettle(self) -> None:
+        """A nested run's read waits for what its root run submitted to the writer."""
+        root = self.root
+        if root is None or root.writer is None:
+            return
+        if root.shared:
+            await asyncio.wrap_future(root.writer.marker())
+        else:
+            await asyncio.to_thread(root.writer.flush)
+
     async def aget_before(self, config: dict, checkpoint_id: str) -> Any:
         """Async twin of `get_before`."""
         await self.aflush()
+        await self._asettle()
         saved = None
         async for tup in self.saver.alist(config, before=_before(checkpoint_id), limit=1):
             saved = tup

@@ -286,7 +286,11 @@ def _copy(graph: Any, base: _Base, values: Any) -> Ops:
     parent = saved.parent_config or patch_configurable(
         saved.config, {CONFIG_KEY_CHECKPOINT_ID: None}
     )
-    next_config = yield ("put", parent, cp, metadata, {})
+    # LangGraph's update API hands the saver no new versions here (the copy's blobs exist);
+    # warpgraph's SQL savers keep small values inline in the record, inherited from the
+    # parent: the copy's parent is not the checkpoint it copies, so its versions go as new
+    # (other savers store the same blobs again)
+    next_config = yield ("put", parent, cp, metadata, dict(cp["channel_versions"]))
     if not (isinstance(values, list) and values):
         return _patch_map(next_config, saved.metadata)
     from warpgraph.types import StateUpdate
