@@ -85,6 +85,7 @@ class SnapshotMixin:
         self._migrate_checkpoint(cp)  # type: ignore[attr-defined]
         step = saved.metadata.get("step", -1) + 1
         engine = _engine.Engine(self._graph_spec, cp)  # type: ignore[attr-defined]
+        engine.set_updated_channels([])  # LangGraph's snapshots scan every node, in order
         parent_ns = saved.config[CONF].get(CONFIG_KEY_CHECKPOINT_NS, "")
         nodes = self.nodes  # type: ignore[attr-defined]
         tasks = {}
@@ -153,6 +154,7 @@ class SnapshotMixin:
         cp = saved.checkpoint
         parent_ns = saved.config[CONF].get(CONFIG_KEY_CHECKPOINT_NS, "")
         engine = _engine.Engine(self._graph_spec, cp)  # type: ignore[attr-defined]
+        engine.set_updated_channels([])
         out = {}
         for tid, name, _p, _t, _v in engine.prepare_next_tasks(
             cp["id"], parent_ns, saved.metadata.get("step", -1) + 1, cp.get("v", 4)
