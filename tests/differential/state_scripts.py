@@ -352,3 +352,43 @@ def history_fields_and_partial_barrier(lib, saver):
     yield Call("invoke", app, (None, c), {"durability": "sync"})
     yield Call("update_state", app, (hist[1].config, {"value": ["late"]}, "zeta"))
     yield history(app, c)
+
+
+@script
+def replay_subgraph_called_in_loop(lib, saver):
+    class Sub(TypedDict):
+        sub_trail: Annotated[list, operator.add]
+
+    class Parent(TypedDict):
+        counter: int
+        results: Annotated[list, operator.add]
+
+    def inc(s: dict) -> dict:
+        return {"counter": s["counter"] + 1, "results": [f"inc:{s['counter']}"]}
+
+    def sub_step(s: dict) -> dict:
+        return {"sub_trail": [f"s{len(s['sub_trail'])}"]}
+
+    sub = lib.StateGraph(Sub)
+    sub.add_node("sub_step", sub_step)
+    sub.add_edge(lib.START, "sub_step")
+    g = lib.StateGraph(Parent)
+    g.add_node("inc", inc)
+    g.add_node("sub_node", sub.compile(checkpointer=True))
+    g.add_edge(lib.START, "inc")
+    g.add_edge("inc", "sub_node")
+    g.add_conditional_edges(
+        "sub_node", lambda s: "inc" if s["counter"] < 2 else lib.END, ["inc", lib.END]
+    )
+    app = g.compile(checkpointer=saver)
+    c = cfg()
+    # the stateful subgraph runs twice per run: its second run reads what its first wrote
+    yield Call("invoke", app, ({"counter": 0, "results": []}, c))
+    yield Call("invoke", app, ({"counter": 0, "results": []}, c))
+    hist = yield history(app, c)
+    start_2nd = [s for s in hist if s.next == ("inc",) and s.values["counter"] == 0][0]
+    yield Call("invoke", app, (None, start_2nd.config))
+    sub_cfg = {"configurable": {"thread_id": "t1", "checkpoint_ns": "sub_node"}}
+    yield Call("get_state", app, (sub_cfg,))
+    yield history(app, sub_cfg)
+    yield history(app, c)

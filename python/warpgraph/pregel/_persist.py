@@ -466,10 +466,21 @@ class SaverSession:
         elif self.failed is not None or (self.sink is not None and self.sink.error is not None):
             self.check()
 
+    def _settles(self, config: dict) -> bool:
+        """Whether a nested run's read must first wait for what its root run submitted to
+        the writer: when its namespace outlives a task (a `checkpointer=True` subgraph's
+        own, without task ids), an earlier call of it in this root run may still be
+        queued. (A namespace with the task's id has no earlier checkpoints in this run.)"""
+        root = self.root
+        if root is None or root.writer is None:
+            return False
+        ns = (config.get(CONF) or {}).get("checkpoint_ns") or ""
+        return ":" not in ns.rpartition("|")[2]
+
     def get_tuple(self, config: dict) -> Any:
         self.flush()
-        if self.root is not None and self.root.writer is not None:
-            self.root.writer.flush()  # a nested run reads what its root run submitted
+        if self.root is not None and self._settles(config):
+            self.root.writer.flush()  # type: ignore[union-attr]
         saved = self.saver.get_tuple(config)
         if self.foreign is not None:
             saved = from_foreign(saved, self.foreign)
@@ -482,8 +493,8 @@ class SaverSession:
         """The newest checkpoint of `config`'s thread and namespace older than
         `checkpoint_id` (a subgraph's state when a replay of its parent starts)."""
         self.flush()
-        if self.root is not None and self.root.writer is not None:
-            self.root.writer.flush()
+        if self.root is not None and self._settles(config):
+            self.root.writer.flush()  # type: ignore[union-attr]
         saved = next(iter(self.saver.list(config, before=_before(checkpoint_id), limit=1)), None)
         return self._read_before(config, saved, self.saver.get_tuple)
 
@@ -560,7 +571,8 @@ class SaverSession:
 
     async def aget_tuple(self, config: dict) -> Any:
         await self.aflush()
-        await self._asettle()
+        if self.root is not None and self._settles(config):
+            await self._asettle()
         saved = await self.saver.aget_tuple(config)
         if self.foreign is not None:
             saved = from_foreign(saved, self.foreign)
@@ -570,7 +582,7 @@ class SaverSession:
         return saved
 
     async def _asettle(self) -> None:
-        """A nested run's read waits for what its root run submitted to the writer."""
+        """A nested run's read waits for what its root run submitted (see `_settles`)."""
         root = self.root
         if root is None or root.writer is None:
             return
@@ -582,7 +594,8 @@ class SaverSession:
     async def aget_before(self, config: dict, checkpoint_id: str) -> Any:
         """Async twin of `get_before`."""
         await self.aflush()
-        await self._asettle()
+        if self.root is not None and self._settles(config):
+            await self._asettle()
         saved = None
         async for tup in self.saver.alist(config, before=_before(checkpoint_id), limit=1):
             saved = tup
