@@ -392,3 +392,33 @@ def replay_subgraph_called_in_loop(lib, saver):
     yield Call("get_state", app, (sub_cfg,))
     yield history(app, sub_cfg)
     yield history(app, c)
+
+
+@script
+def update_recovers_failed_task(lib, saver):
+    attempts: list = []
+
+    def flaky(s: dict) -> dict:
+        attempts.append(1)
+        raise ValueError("boom")
+
+    g = lib.StateGraph(Val)
+    g.add_node("a", _node("a"))
+    g.add_node("flaky", flaky)
+    g.add_node("b", _node("b"))
+    g.add_node("c", _node("c"))
+    g.add_edge(lib.START, "a")
+    g.add_edge("a", "flaky")
+    g.add_edge("a", "b")
+    g.add_edge("flaky", "c")
+    app = g.compile(checkpointer=saver)
+    c = cfg()
+    yield Call("invoke", app, ({"value": []}, c), {"durability": "sync"})
+    # the snapshot shows the task's error and the parallel task's result
+    state = yield Call("get_state", app, (c,))
+    yield history(app, c)
+    failed = next(t for t in state.tasks if t.name == "flaky")
+    yield Call("update_state", app, (c, {"value": ["fixed"]}, "flaky", failed.id))
+    yield Call("get_state", app, (c,))
+    yield Call("invoke", app, (None, c), {"durability": "sync"})
+    yield Call("checkpoints", app, (c,))
