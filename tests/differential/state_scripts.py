@@ -389,7 +389,7 @@ def replay_subgraph_called_in_loop(lib, saver):
     yield Call("invoke", app, ({"counter": 0, "results": []}, c))
     yield Call("invoke", app, ({"counter": 0, "results": []}, c))
     hist = yield history(app, c)
-    start_2nd = [s for s in hist if s.next == ("inc",) and s.values["counter"] == 0][0]
+    start_2nd = next(s for s in hist if s.next == ("inc",) and s.values["counter"] == 0)
     yield Call("invoke", app, (None, start_2nd.config))
     sub_cfg = {"configurable": {"thread_id": "t1", "checkpoint_ns": "sub_node"}}
     yield Call("get_state", app, (sub_cfg,))
