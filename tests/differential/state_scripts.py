@@ -425,3 +425,47 @@ def update_recovers_failed_task(lib, saver):
     yield Call("get_state", app, (c,))
     yield Call("invoke", app, (None, c), {"durability": "sync"})
     yield Call("checkpoints", app, (c,))
+
+
+@script
+def replay_three_levels_and_parallel_subgraphs(lib, saver):
+    def ask(s: dict) -> dict:
+        return {"value": [f"inner_ask:{lib.interrupt('inner?')}"]}
+
+    inner = lib.StateGraph(Val)
+    inner.add_node("i1", _node("i1"))
+    inner.add_node("i_ask", ask)
+    inner.add_edge(lib.START, "i1")
+    inner.add_edge("i1", "i_ask")
+    mid = lib.StateGraph(Val)
+    mid.add_node("m1", _node("m1"))
+    mid.add_node("inner", inner.compile(checkpointer=True))
+    mid.add_edge(lib.START, "m1")
+    mid.add_edge("m1", "inner")
+    side = lib.StateGraph(Val)
+    side.add_node("side_step", _node("side_step"))
+    side.add_edge(lib.START, "side_step")
+    g = lib.StateGraph(Val)
+    g.add_node("pre", _node("pre"))
+    g.add_node("mid", mid.compile(checkpointer=True))
+    g.add_node("side", side.compile(checkpointer=True))
+    g.add_node("post", _node("post"))
+    g.add_edge(lib.START, "pre")
+    g.add_edge("pre", "mid")
+    g.add_edge("pre", "side")
+    g.add_edge("mid", "post")
+    app = g.compile(checkpointer=saver)
+    c = cfg()
+    yield Call("invoke", app, ({"value": []}, c), {"durability": "sync"})
+    yield Call("invoke", app, (lib.Command(resume="one"), c), {"durability": "sync"})
+    yield Call("invoke", app, ({"value": []}, c), {"durability": "sync"})
+    yield Call("invoke", app, (lib.Command(resume="two"), c), {"durability": "sync"})
+    hist = yield history(app, c)
+    before = [s for s in hist if s.next == ("mid", "side")][-1]
+    # replay from the parent: every stateful subgraph level starts from its earlier state
+    yield Call("invoke", app, (None, before.config), {"durability": "sync"})
+    yield Call("get_state", app, (c,), {"subgraphs": True})
+    yield Call("invoke", app, (lib.Command(resume="three"), c), {"durability": "sync"})
+    for ns in ("mid", "side", "mid|inner"):
+        yield history(app, {"configurable": {"thread_id": "t1", "checkpoint_ns": ns}})
+    yield history(app, c)
