@@ -4,7 +4,8 @@
 `("get_tuple"|"get_before"|"put"|"put_writes", *args)`. The drivers in `_drive.py` perform
 them: the sync one directly, the async one awaiting the runner / the saver's `a*` methods.
 Everything else (LangGraph's loop lifecycle: input, resume, interrupts, checkpoints,
-streaming) lives here once; task construction is in `_algo.py`, the per-step bookkeeping in the Engine.
+streaming) lives here once; task construction is in `_algo.py`, the per-step bookkeeping in
+the Engine.
 """
 
 from __future__ import annotations
