@@ -146,6 +146,33 @@ async def test_async_twins_match_sync() -> None:
     assert [tuple(t) async for t in saver.alist(_cfg(), limit=2)] == _tuples(saver, _cfg(), limit=2)
 
 
+async def test_async_twins_call_the_instance_methods() -> None:
+    """As with LangGraph's saver, a subclass overriding `put` / `put_writes` / `get_tuple`
+    sees the async API's calls too (test savers record puts that way)."""
+    calls: list[str] = []
+
+    class Recording(InMemorySaver):
+        def put(self, *args, **kwargs):
+            calls.append("put")
+            return super().put(*args, **kwargs)
+
+        def put_writes(self, *args, **kwargs):
+            calls.append("put_writes")
+            return super().put_writes(*args, **kwargs)
+
+        def get_tuple(self, config):
+            calls.append("get_tuple")
+            return super().get_tuple(config)
+
+    saver = Recording()
+    cp = _cp(uuid6(clock_seq=0), {}, {})
+    cfg = await saver.aput(_cfg(), cp, {"step": 0}, {})
+    await saver.aput_writes(cfg, [("c", 1)], "task")
+    got = await saver.aget_tuple(cfg)
+    assert calls == ["put", "put_writes", "get_tuple"]
+    assert got.pending_writes == [("task", "c", 1)]
+
+
 def test_unchanged_channel_is_stored_once() -> None:
     saver = InMemorySaver()
     _script(saver)

@@ -86,6 +86,7 @@ class SnapshotMixin:
         self._migrate_checkpoint(cp)  # type: ignore[attr-defined]
         step = saved.metadata.get("step", -1) + 1
         engine = _engine.Engine(self._graph_spec, cp)  # type: ignore[attr-defined]
+        engine.set_updated_channels([])  # LangGraph's snapshots scan every node, in order
         parent_ns = saved.config[CONF].get(CONFIG_KEY_CHECKPOINT_NS, "")
         nodes = self.nodes  # type: ignore[attr-defined]
         tasks = {}
@@ -132,13 +133,19 @@ class SnapshotMixin:
             tuple(i for t in tww for i in t.interrupts),
         )
 
-    def _subgraph_for_namespace(self, config: dict, saver: Any) -> tuple[Any, dict] | None:
-        """The subgraph a namespaced config addresses (lending it `saver`), else None."""
+    def _subgraph_for_namespace(
+        self, config: dict, saver: Any, *, for_update: bool = False
+    ) -> tuple[Any, dict] | None:
+        """The subgraph a namespaced config addresses (lending it `saver`), else None (an
+        update addressed to a namespace naming no subgraph is a ValueError)."""
         ns = config[CONF].get(CONFIG_KEY_CHECKPOINT_NS, "")
         if not ns or CONFIG_KEY_CHECKPOINTER in config[CONF]:
             return None
-        for _, g in self.get_subgraphs(namespace=recast_checkpoint_ns(ns), recurse=True):  # type: ignore[attr-defined]
+        recast = recast_checkpoint_ns(ns)
+        for _, g in self.get_subgraphs(namespace=recast, recurse=True):  # type: ignore[attr-defined]
             return g, {**config, CONF: {**config[CONF], CONFIG_KEY_CHECKPOINTER: saver}}
+        if for_update:
+            raise ValueError(f"Subgraph {recast} not found")
         return None
 
     def _sub_configs(self, saved: Any, saver: Any) -> dict:
@@ -148,6 +155,7 @@ class SnapshotMixin:
         cp = saved.checkpoint
         parent_ns = saved.config[CONF].get(CONFIG_KEY_CHECKPOINT_NS, "")
         engine = _engine.Engine(self._graph_spec, cp)  # type: ignore[attr-defined]
+        engine.set_updated_channels([])
         out = {}
         for tid, name, _p, _t, _v in engine.prepare_next_tasks(
             cp["id"], parent_ns, saved.metadata.get("step", -1) + 1, cp.get("v", 4)

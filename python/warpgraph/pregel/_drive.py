@@ -98,6 +98,7 @@ _ASYNC_NAMES = {
     "close": "aclose",
     "flush": "aflush",
     "get_tuple": "aget_tuple",
+    "get_before": "aget_before",
     "direct": "adirect",
     "commit": "acommit",
     "await_inflight": "await_inflight",
@@ -143,6 +144,8 @@ def _steps(
                     yield ("flush",)  # the previous step's checkpoint commits before this one
             elif kind == "get_tuple":
                 value = yield ("get_tuple", op[1])
+            elif kind == "get_before":  # a subgraph under a replay (pregel/_replay.py)
+                value = yield op
             else:
                 if session.inflight:
                     yield ("await_inflight",)  # task writes commit before what follows

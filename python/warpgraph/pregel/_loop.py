@@ -1,10 +1,11 @@
 """The super-step loop: one generator-style step machine driven by a sync or an async driver.
 
 `PregelLoop.run()` yields operations: `(RUN, tasks)` (run one step's tasks) and saver calls
-`("get_tuple"|"put"|"put_writes", *args)`. The drivers in `_drive.py` perform them: the sync
-one directly, the async one awaiting the runner / the saver's `a*` methods. Everything else
-(LangGraph's loop lifecycle: input, resume, interrupts, checkpoints, streaming) lives here
-once; task construction is in `_algo.py`, the per-step bookkeeping in the Engine.
+`("get_tuple"|"get_before"|"put"|"put_writes", *args)`. The drivers in `_drive.py` perform
+them: the sync one directly, the async one awaiting the runner / the saver's `a*` methods.
+Everything else (LangGraph's loop lifecycle: input, resume, interrupts, checkpoints,
+streaming) lives here once; task construction is in `_algo.py`, the per-step bookkeeping in
+the Engine.
 """
 
 from __future__ import annotations
@@ -59,6 +60,7 @@ from warpgraph.pregel._io import (
     read_channels,
 )
 from warpgraph.pregel._lone import lone_steps, lone_steps_ok
+from warpgraph.pregel._replay import load_saved, replay_state_for
 from warpgraph.pregel._savers import _is_memory_saver, _saver_next_version
 from warpgraph.pregel._stream import LATEST, Stream, _lazy_ok, duplex
 from warpgraph.pregel.debug import (
@@ -181,7 +183,11 @@ class PregelLoop:
             cc = self.checkpoint_config
             self.checkpoint_config = {**cc, CONF: {**cc[CONF], CONFIG_KEY_THREAD_ID: str(tid)}}
         self.prev_checkpoint_config = None
-        self._addressed = bool(self.checkpoint_config[CONF].get(CONFIG_KEY_CHECKPOINT_ID))
+        self._addressed = bool(
+            self.checkpoint_config[CONF].get(CONFIG_KEY_CHECKPOINT_ID)
+            or conf.get(_c.CONFIG_KEY_REPLAY_STATE)
+        )
+        self._superseded = False  # addressed at a checkpoint the thread has moved past
         if checkpointer is not None:
             self.next_version: Any = checkpointer.get_next_version
             if type(checkpointer).get_next_version is _saver_next_version():
@@ -322,7 +328,10 @@ class PregelLoop:
     def _enter(self) -> Generator[tuple, Any, None]:
         saved = None
         if self.saver is not None:
-            saved = yield ("get_tuple", self.checkpoint_config)
+            if self._addressed:  # time travel (pregel/_replay.py)
+                saved = yield from load_saved(self)
+            else:
+                saved = yield ("get_tuple", self.checkpoint_config)
         conf_cc = self.checkpoint_config
         if saved is None:
             checkpoint = None
@@ -380,17 +389,22 @@ class PregelLoop:
                 ),
             )
         )
-        time_travel = self._addressed and not (
-            (is_cmd and inp.resume is not None) or conf.get(CONFIG_KEY_RESUMING, False)
+        time_travel = self._addressed and (
+            # a subgraph addressed through its own checkpoint_map entry (get_state's
+            # subgraph configs): the parent resumes it, yet this is time travel
+            (self.is_nested and self.parent_ns in conf.get(CONFIG_KEY_CHECKPOINT_MAP, {}))
+            or not ((is_cmd and inp.resume is not None) or conf.get(CONFIG_KEY_RESUMING, False))
         )
-        self.is_replaying = time_travel
+        superseded = self._superseded
+        self.is_replaying = time_travel or superseded
         if time_travel:
             self.pending_writes = [w for w in self.pending_writes if w[1] != RESUME]
         forks = (
             is_resuming
             and time_travel
-            and self.checkpoint_metadata.get("source") not in ("update", "fork")
+            and (self.checkpoint_metadata.get("source") not in ("update", "fork") or superseded)
         )
+        replay_bound = None
         carried: list[tuple[str, str, Any]] = []
         if is_cmd:
             resume_is_map = False
@@ -426,6 +440,8 @@ class PregelLoop:
         if is_resuming:
             self.engine.mark_interrupt_seen()
             if forks:
+                if self.checkpoint_metadata.get("source") in ("update", "fork"):
+                    replay_bound = self.prev_checkpoint_config
                 self.pending_writes = [w for w in self.pending_writes if w[1] != INTERRUPT]
                 yield from self._put_checkpoint({"source": "fork"})
             self._emit_values(True)
@@ -448,7 +464,9 @@ class PregelLoop:
             self.conf = {
                 **self.conf,
                 CONFIG_KEY_RESUMING: is_resuming,
-                _c.CONFIG_KEY_REPLAY_STATE: None,
+                _c.CONFIG_KEY_REPLAY_STATE: replay_state_for(self, replay_bound)
+                if time_travel
+                else None,
             }
         if self.subgraph_stream:
             self.conf = {**self.conf, CONFIG_KEY_STREAM: self.stream}

@@ -489,14 +489,44 @@ class SaverSession:
         elif self.failed is not None or (self.sink is not None and self.sink.error is not None):
             self.check()
 
+    def _settles(self, config: dict) -> bool:
+        """Whether a nested run's read must first wait for what its root run submitted to
+        the writer: when its namespace outlives a task (a `checkpointer=True` subgraph's
+        own, without task ids), an earlier call of it in this root run may still be
+        queued. (A namespace with the task's id has no earlier checkpoints in this run.)"""
+        root = self.root
+        if root is None or root.writer is None:
+            return False
+        ns = (config.get(CONF) or {}).get("checkpoint_ns") or ""
+        return ":" not in ns.rpartition("|")[2]
+
     def get_tuple(self, config: dict) -> Any:
         self.flush()
+        if self.root is not None and self._settles(config):
+            self.root.writer.flush()  # type: ignore[union-attr]
         saved = self.saver.get_tuple(config)
         if self.foreign is not None:
             saved = from_foreign(saved, self.foreign)
         if not self._head_known:
             lookup = self.head_lookup(config)
             self.set_head(self.saver.get_tuple(lookup) if lookup is not None else saved)
+        return saved
+
+    def get_before(self, config: dict, checkpoint_id: str) -> Any:
+        """The newest checkpoint of `config`'s thread and namespace older than
+        `checkpoint_id` (a subgraph's state when a replay of its parent starts)."""
+        self.flush()
+        if self.root is not None and self._settles(config):
+            self.root.writer.flush()  # type: ignore[union-attr]
+        saved = next(iter(self.saver.list(config, before=_before(checkpoint_id), limit=1)), None)
+        return self._read_before(config, saved, self.saver.get_tuple)
+
+    def _read_before(self, config: dict, saved: Any, get_tuple: Any) -> Any:
+        if self.foreign is not None:
+            saved = from_foreign(saved, self.foreign)
+        if not self._head_known:  # the run's head is the latest, not the one it starts from
+            self._head_known = True
+            self.set_head(get_tuple(self.head_lookup(config) or config))
         return saved
 
     def close(self) -> None:
@@ -564,12 +594,40 @@ class SaverSession:
 
     async def aget_tuple(self, config: dict) -> Any:
         await self.aflush()
+        if self.root is not None and self._settles(config):
+            await self._asettle()
         saved = await self.saver.aget_tuple(config)
         if self.foreign is not None:
             saved = from_foreign(saved, self.foreign)
         if not self._head_known:
             lookup = self.head_lookup(config)
             self.set_head(await self.saver.aget_tuple(lookup) if lookup is not None else saved)
+        return saved
+
+    async def _asettle(self) -> None:
+        """A nested run's read waits for what its root run submitted (see `_settles`)."""
+        root = self.root
+        if root is None or root.writer is None:
+            return
+        if root.shared:
+            await asyncio.wrap_future(root.writer.marker())
+        else:
+            await asyncio.to_thread(root.writer.flush)
+
+    async def aget_before(self, config: dict, checkpoint_id: str) -> Any:
+        """Async twin of `get_before`."""
+        await self.aflush()
+        if self.root is not None and self._settles(config):
+            await self._asettle()
+        saved = None
+        async for tup in self.saver.alist(config, before=_before(checkpoint_id), limit=1):
+            saved = tup
+            break
+        if self.foreign is not None:
+            saved = from_foreign(saved, self.foreign)
+        if not self._head_known:
+            self._head_known = True
+            self.set_head(await self.saver.aget_tuple(self.head_lookup(config) or config))
         return saved
 
     async def aclose(self) -> None:
@@ -588,3 +646,7 @@ class SaverSession:
             elif writer is not None:  # this run's submissions committed; the writer goes on
                 await asyncio.wrap_future(writer.marker())
         self.check()
+
+
+def _before(checkpoint_id: str) -> dict:
+    return {CONF: {CONFIG_KEY_CHECKPOINT_ID: checkpoint_id}}

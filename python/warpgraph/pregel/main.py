@@ -32,12 +32,13 @@ from warpgraph.pregel._io import invoke_result, latest_output, map_output_chunk
 from warpgraph.pregel._loop import PregelLoop
 from warpgraph.pregel._read import NodeBuilder, validate_graph
 from warpgraph.pregel._runner import PregelRunner
+from warpgraph.pregel._update import UpdateMixin
 from warpgraph.types import RetryPolicy, Send, ensure_valid_checkpointer
 
 __all__ = ("NodeBuilder", "Pregel")
 
 
-class Pregel(SnapshotMixin):
+class Pregel(SnapshotMixin, UpdateMixin):
     """A graph of PregelNodes communicating through channels, run in super-steps."""
 
     def __init__(

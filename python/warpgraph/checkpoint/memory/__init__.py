@@ -417,10 +417,9 @@ class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAs
 
 
 def _async_twin(name: str) -> Any:
-    sync = getattr(InMemorySaver, name)
-
     async def twin(self: InMemorySaver, *args: Any, **kwargs: Any) -> Any:
-        return sync(self, *args, **kwargs)
+        # the instance's method: a subclass overriding `put` is also what `aput` calls
+        return getattr(self, name)(*args, **kwargs)
 
     twin.__name__ = f"a{name}"
     twin.__qualname__ = f"InMemorySaver.a{name}"
