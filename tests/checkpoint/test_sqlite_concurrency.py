@@ -210,6 +210,30 @@ async def test_async_saver_accepts_an_aiosqlite_connection() -> None:
         assert got.checkpoint["id"] == "1"
 
 
+async def test_async_saver_opens_an_aiosqlite_connection_not_yet_awaited(tmp_path) -> None:
+    """LangGraph's saver takes `aiosqlite.connect(path)` without `await` and opens it on
+    first use; so does ours, and a closed connection still says it is closed."""
+    aiosqlite = pytest.importorskip("aiosqlite")
+    from typing import TypedDict
+
+    from warpgraph.graph import StateGraph
+
+    class S(TypedDict):
+        n: int
+
+    conn = aiosqlite.connect(str(tmp_path / "db.sqlite"))  # not awaited
+    builder = StateGraph(S)
+    builder.add_node("inc", lambda s: {"n": s["n"] + 1})
+    builder.set_entry_point("inc")
+    graph = builder.compile(checkpointer=AsyncSqliteSaver(conn))
+    cfg = {"configurable": {"thread_id": "t"}}
+    assert await graph.ainvoke({"n": 1}, cfg) == {"n": 2}
+    assert (await graph.aget_state(cfg)).values == {"n": 2}
+    await conn.close()
+    with pytest.raises(ValueError, match="Connection closed"):
+        await graph.ainvoke({"n": 1}, cfg)
+
+
 def test_bad_connection_types_are_clear_errors() -> None:
     with pytest.raises(TypeError, match="sqlite3.Connection"):
         SqliteSaver("path.db")  # type: ignore[arg-type]

@@ -54,6 +54,7 @@ class _AiosqliteRunner:
 
     def __init__(self, conn: Any) -> None:
         self.aconn = conn
+        self.started = False
         try:
             self.loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
         except RuntimeError:
@@ -61,7 +62,23 @@ class _AiosqliteRunner:
 
     async def run(self, fn: Callable[[sqlite3.Connection], Any]) -> Any:
         aconn = self.aconn
+        if not self.started:
+            await self._start()
         return await aconn._execute(lambda: fn(aconn._conn))
+
+    async def _start(self) -> None:
+        """Open a connection handed over before it was awaited (`aiosqlite.connect(...)`
+        without `await`), as LangGraph's saver does; a closed one fails in `_execute`."""
+        aconn = self.aconn
+        thread = getattr(aconn, "_thread", None)
+        if (
+            getattr(aconn, "_connection", None) is None
+            and getattr(aconn, "_running", False)
+            and thread is not None
+            and not thread.is_alive()
+        ):
+            await aconn
+        self.started = True
 
     def run_sync(self, fn: Callable[[sqlite3.Connection], Any]) -> Any:
         try:
