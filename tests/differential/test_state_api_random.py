@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -14,14 +15,16 @@ from .harness import target_lib
 from .libs import get_lib
 from .random_graphs import build_random, specs
 from .state_scripts import Call
-from .test_state_api import _compare, _step, _sync_call
+from .test_state_api import _compare, _step, _sync_call, sync_saver
 
 SYNC = {"durability": "sync"}
 
 
 def _script(spec, picks):
     def script(lib, saver):
-        app, inputs, config = build_random(lib, spec)  # (with its own InMemorySaver)
+        app, inputs, config = build_random(lib, spec)
+        if saver is not None:
+            app.checkpointer = saver
         c = {**config, "configurable": {"thread_id": "r1"}}
         limit = {"recursion_limit": spec.recursion_limit}  # (fan-out loops grow fast)
         yield Call("invoke", app, (inputs[0], c), SYNC)
@@ -53,16 +56,17 @@ def _script(spec, picks):
     return script
 
 
-def _run(script, lib) -> list:
+def _run(script, lib, kind: str) -> list:
     trace: list = []
-    gen = script(lib, None)
-    value = None
-    while (call := _step(gen, value)) is not None:
-        try:
-            value = _sync_call(call)
-        except Exception as exc:  # noqa: BLE001 - errors are part of the trace
-            value = exc
-        trace.append((call.method, value))
+    with sync_saver(lib, kind) as saver:
+        gen = script(lib, saver)
+        value = None
+        while (call := _step(gen, value)) is not None:
+            try:
+                value = _sync_call(call)
+            except Exception as exc:  # noqa: BLE001 - errors are part of the trace
+                value = exc
+            trace.append((call.method, value))
     return trace
 
 
@@ -71,9 +75,11 @@ picks = st.lists(
 )
 
 
+@pytest.mark.parametrize("kind", ["memory", "sqlite"])
 @given(spec=specs(), picks=picks)
-def test_random_graph_state_api(spec, picks):
+def test_random_graph_state_api(kind, spec, picks):
     target = target_lib()
     spec = replace(spec, checkpointer=True)
     script = _script(spec, picks)
-    _compare("random", [_run(script, lib) for lib in (get_lib("langgraph"), target)], "sync")
+    traces = [_run(script, lib, kind) for lib in (get_lib("langgraph"), target)]
+    _compare("random", traces, f"sync, {kind}")
