@@ -128,3 +128,37 @@ def test_pending_sends_decode_to_langgraph_types_through_adapter() -> None:
     import warpgraph.types as wt
 
     assert type(ours.get_tuple(config).checkpoint["channel_values"]["s"]) is wt.Send
+
+
+@pytest.mark.parametrize("aio", [False, True])
+async def test_update_state_sends_langgraphs_types_to_its_saver(aio: bool) -> None:
+    """warpgraph's update_state on LangGraph's saver stores LangGraph's Send (as its runs do),
+    so LangGraph's own engine then runs the pushed task from the thread."""
+    import warpgraph.graph as wg
+    from warpgraph.types import Command as WCommand
+    from warpgraph.types import Send as WSend
+
+    def builder(lib_graph: Any) -> Any:
+        g = lib_graph.StateGraph(State)
+        g.add_node("start", lambda s: {"items": ["s"]}, destinations=("work",))
+        g.add_node("work", lambda s: {"items": [s["items"][0] * 10]})
+        g.add_edge(lib_graph.START, "start")
+        return g
+
+    import langgraph.graph as lg
+
+    saver = RefSaver()
+    config = {"configurable": {"thread_id": "u"}}
+    ours = builder(wg).compile(checkpointer=saver, interrupt_before=["work"])
+    update = WCommand(goto=WSend("work", {"items": [4], "answer": ""}))
+    if aio:
+        await ours.ainvoke({"items": []}, config)
+        await ours.aupdate_state(config, update, "start")
+    else:
+        ours.invoke({"items": []}, config)
+        ours.update_state(config, update, "start")
+    stored = saver.get_tuple(config).checkpoint["channel_values"]["__pregel_tasks"]
+    assert [type(s) for s in stored] == [Send]
+    theirs = builder(lg).compile(checkpointer=saver)
+    assert theirs.get_state(config).next == ("work",)
+    assert theirs.invoke(None, config) == {"items": ["s", 40]}

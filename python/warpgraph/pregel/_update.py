@@ -40,7 +40,7 @@ from warpgraph._internal._constants import (
 from warpgraph.config import ensure_config, patch_config, patch_configurable
 from warpgraph.constants import END
 from warpgraph.errors import InvalidUpdateError
-from warpgraph.pregel import _engine
+from warpgraph.pregel import _engine, _persist
 from warpgraph.pregel._algo import _local_read, now
 from warpgraph.pregel._io import map_input
 from warpgraph.pregel._persist import _convert, _has_param, foreign_types, from_foreign
@@ -404,7 +404,11 @@ class _Saver:
 
     def put_args(self, op: tuple) -> tuple:
         _, config, cp, metadata, new_versions = op
-        if self.foreign is not None and TASKS in cp["channel_values"]:
+        if (
+            self.foreign is not None
+            and _persist.WRITE_LANGGRAPH_TYPES
+            and TASKS in cp["channel_values"]
+        ):
             ours, theirs = self.foreign
             cp = {**cp, "channel_values": dict(cp["channel_values"])}
             cp["channel_values"][TASKS] = _convert(cp["channel_values"][TASKS], ours, theirs)
@@ -412,7 +416,7 @@ class _Saver:
 
     def writes_call(self, op: tuple) -> tuple[tuple, dict]:
         _, config, writes, task_id, path = op
-        if self.foreign is not None:
+        if self.foreign is not None and _persist.WRITE_LANGGRAPH_TYPES:
             ours, theirs = self.foreign
             writes = [
                 (c, _convert(v, ours, theirs)) if c in (TASKS, INTERRUPT) else (c, v)
