@@ -2,7 +2,11 @@
 
 import pytest
 
-from . import scenarios_core, scenarios_features  # noqa: F401 - registers the scenarios
+from . import (  # noqa: F401 - registers the scenarios
+    scenarios_core,
+    scenarios_features,
+    scenarios_subgraph_runs,
+)
 from .harness import compare_async, compare_sync, params
 
 
