@@ -34,8 +34,12 @@ postgres: ## make Debian's PostgreSQL binaries available (tests start their own 
 test-rust: ## Rust core unit tests (no interpreter needed)
 	cargo test -q -p warpgraph-core
 
-test-python: ## pytest over tests/ and benches/ (benchmarks run once as tests)
+FAST_PATHS_OFF_DIRS := tests/unit tests/differential tests/checkpoint tests/integration
+
+test-python: ## pytest over tests/ and benches/, then the saver/engine tests with WARPGRAPH_FAST_PATHS=0
 	$(VPY) -m pytest -q
+	@echo "--- again with WARPGRAPH_FAST_PATHS=0 (every run on the general path)"
+	WARPGRAPH_FAST_PATHS=0 $(VPY) -m pytest -q -m "not fast_paths" $(FAST_PATHS_OFF_DIRS)
 
 test: build test-rust postgres test-python ## install everything and run the whole suite
 

@@ -38,6 +38,12 @@ def pytest_configure(config):
     )
 
 
+def pytest_report_header(config):
+    from differential.random_graphs import RANDOM_SEED
+
+    return f"random graphs: WARPGRAPH_RANDOM_SEED={RANDOM_SEED} (set it to reproduce this run)"
+
+
 LONG_SKIP = "long variant; set WARPGRAPH_LONG_TESTS=1"
 FAST_PATHS_SKIP = "tests a fast path, off with WARPGRAPH_FAST_PATHS=0"
 # the only skips CI accepts: opt-in variants, not something missing or not ready

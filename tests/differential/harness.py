@@ -14,6 +14,7 @@ deterministic, so scenarios marked `parallel` compare those chunks as a multiset
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -107,23 +108,19 @@ def _threads(calls: list) -> list[dict]:
     return list(seen.values())
 
 
-def _checkpoint_rows(tuples: list, sql: bool = False) -> list[dict]:
-    """The saver's checkpoints as rows (`sql`: an SQL saver, whose order of the keys of
-    `channel_values` is its own: LangGraph's savers disagree on it, so it is sorted)."""
-    rows = []
-    for t in tuples:
-        cp = t.checkpoint
-        if sql:
-            cp = {**cp, "channel_values": dict(sorted(cp["channel_values"].items()))}
-        rows.append(
-            {
-                "config": t.config,
-                "checkpoint": cp,
-                "metadata": t.metadata,
-                "parent_config": t.parent_config,
-                "pending_writes": sorted(t.pending_writes or [], key=sort_key),
-            }
-        )
+def _checkpoint_rows(tuples: list) -> list[dict]:
+    """The saver's checkpoints as rows (for SQL savers the keys of their dicts are sorted
+    later: see `_finish`)."""
+    rows = [
+        {
+            "config": t.config,
+            "checkpoint": t.checkpoint,
+            "metadata": t.metadata,
+            "parent_config": t.parent_config,
+            "pending_writes": sorted(t.pending_writes or [], key=sort_key),
+        }
+        for t in tuples
+    ]
     return sort_rows(rows)
 
 
@@ -200,12 +197,11 @@ def _run_sync(scn: Scenario, lib: Any, api: str, durability: str | None, modes: 
             rec["error"] = exc
         trace["calls"].append(rec)
     saver = graph.checkpointer
-    sql = isinstance(lib, SaverLib)
     if saver not in (None, True, False):
         for cfg in _threads(calls):
             tid = cfg["configurable"]["thread_id"]
             probes = {
-                "checkpoints": lambda cfg=cfg: _checkpoint_rows(list(saver.list(cfg)), sql),
+                "checkpoints": lambda cfg=cfg: _checkpoint_rows(list(saver.list(cfg))),
                 "state": lambda cfg=cfg: graph.get_state(cfg),
                 "state_sub": lambda cfg=cfg: graph.get_state(cfg, subgraphs=True),
                 "history": lambda cfg=cfg: list(graph.get_state_history(cfg)),
@@ -261,14 +257,11 @@ async def _run_async(scn: Scenario, lib: Any, api: str, durability: str | None, 
             rec["error"] = exc
         trace["calls"].append(rec)
     saver = graph.checkpointer
-    sql = isinstance(lib, SaverLib)
     if saver not in (None, True, False):
         for cfg in _threads(calls):
             tid = cfg["configurable"]["thread_id"]
             probes = {
-                "checkpoints": lambda cfg=cfg: _alist(
-                    saver.alist(cfg), lambda ts: _checkpoint_rows(ts, sql)
-                ),
+                "checkpoints": lambda cfg=cfg: _alist(saver.alist(cfg), _checkpoint_rows),
                 "state": lambda cfg=cfg: graph.aget_state(cfg),
                 "state_sub": lambda cfg=cfg: graph.aget_state(cfg, subgraphs=True),
                 "history": lambda cfg=cfg: _alist(graph.aget_state_history(cfg)),
@@ -297,8 +290,11 @@ def _parts(chunk: Any, api: str) -> tuple[tuple, str | None, Any]:
 def _fixed(mode: str | None, payload: Any) -> bool:
     """Chunks whose place LangGraph fixes: a step's values and checkpoint, its task starts
     (all emitted before the step's tasks run, in task order) and the debug twins of those.
-    The others (updates, custom chunks, task results) come as parallel tasks finish."""
-    if mode in ("values", "checkpoints"):
+    The others (updates, custom chunks, task results, an interrupt's values chunk) come as
+    parallel tasks finish."""
+    if mode == "values":  # (an interrupt's values chunk comes as its task finishes)
+        return not (isinstance(payload, dict) and "__interrupt__" in payload)
+    if mode == "checkpoints":
         return True
     if mode == "tasks":
         return isinstance(payload, dict) and "input" in payload
@@ -312,30 +308,50 @@ def _root_start(chunk: Any, api: str) -> bool:
     return ns == () and mode == "tasks" and isinstance(payload, dict) and "input" in payload
 
 
-def _unorder(chunks: list, api: str, segments: list[int] | None = None) -> list:
+def _unorder(
+    chunks: list, api: str, segments: list[int] | None = None, key: Any = sort_key
+) -> list:
     """Chunks in order, except that a run of chunks whose order parallel tasks decide (see
     `_fixed`) between two fixed chunks is sorted. `segments`: for streams without fixed
     chunks (a single "updates" or "custom" mode), how many chunks each super-step emitted
     (see `step_segments`); each step's chunks are sorted."""
+    return [chunks[i] for i in _order(chunks, api, segments, key)]
+
+
+def _order(chunks: list, api: str, segments: list[int] | None, key: Any) -> list[int]:
+    """The permutation `_unorder` applies (indices into `chunks`)."""
+
+    def ranked(idx: list[int]) -> list[int]:
+        return sorted(idx, key=lambda i: key(chunks[i]))
+
+    out: list[int] = []
     if segments is not None:
-        out: list = []
         pos = 0
         for n in segments:
-            out.extend(sorted(chunks[pos : pos + n], key=sort_key))
+            out.extend(ranked(list(range(pos, min(pos + n, len(chunks))))))
             pos += n
-        out.extend(sorted(chunks[pos:], key=sort_key))
+        out.extend(ranked(list(range(pos, len(chunks)))))
         return out
-    out = []
-    group: list = []
-    for c in chunks:
+    group: list[int] = []
+    for i, c in enumerate(chunks):
         if _fixed(*_parts(c, api)[1:]):
-            out.extend(sorted(group, key=sort_key))
+            out.extend(ranked(group))
             group = []
-            out.append(c)
+            out.append(i)
         else:
-            group.append(c)
-    out.extend(sorted(group, key=sort_key))
+            group.append(i)
+    out.extend(ranked(group))
     return out
+
+
+_TOKEN_RE = re.compile(r"<id\d+>")
+
+
+def _normalised_key(chunk: Any) -> tuple[str, str]:
+    """A normalised chunk's sort key: as `sort_key` (ids masked), then with the ids'
+    tokens, so chunks equal but for their ids take one order in both traces."""
+    text = repr(chunk)
+    return (_TOKEN_RE.sub("<id>", text), text)
 
 
 def _segment_api(scn: Scenario, api: str) -> tuple[str, bool] | None:
@@ -397,12 +413,30 @@ def _call_segments(trace: dict, mode: str, subgraphs: bool) -> list:
 def normalise_trace(
     trace: dict, parallel: bool, api: str = "multi", segments: list | None = None
 ) -> dict:
-    if parallel:
-        for i, rec in enumerate(trace.get("calls", ())):
-            if "chunks" in rec:
-                seg = segments[i] if segments is not None and i < len(segments) else None
-                rec["chunks"] = _unorder(rec["chunks"], api, seg)
-    return Normalizer()(trace)
+    if not parallel:
+        return Normalizer()(trace)
+    calls = [rec for rec in trace.get("calls", ()) if "chunks" in rec]
+
+    def seg(rec: dict) -> list | None:
+        i = trace["calls"].index(rec)
+        return segments[i] if segments is not None and i < len(segments) else None
+
+    for rec in calls:  # ids masked: the order both traces share, up to chunks equal but
+        rec["chunks"] = _unorder(rec["chunks"], api, seg(rec))  # for their ids
+    for _ in range(4):
+        # Ids are numbered in order of appearance: among chunks equal but for their ids
+        # (parallel twins), take the order of the ids' numbers, renumber, until stable
+        # (ids first seen in such chunks - an interrupt's - then follow their task's).
+        out = Normalizer()(trace)
+        changed = False
+        for rec, nrec in zip(calls, (r for r in out["calls"] if "chunks" in r)):
+            perm = _order(nrec["chunks"], api, seg(rec), _normalised_key)
+            if perm != list(range(len(perm))):
+                rec["chunks"] = [rec["chunks"][i] for i in perm]
+                changed = True
+        if not changed:
+            return out
+    return out
 
 
 def assert_same(ref: dict, got: dict, label: str) -> None:
@@ -423,8 +457,30 @@ def target_lib() -> Lib:
     return get_lib(name)
 
 
-def _finish(scn: Scenario, traces: list[dict], label: str, api: str, segments: list | None) -> dict:
+def _key_sorted(obj: Any) -> Any:
+    """`obj` (normalised) with the keys of every dict in it sorted."""
+    if isinstance(obj, dict):
+        return {k: _key_sorted(obj[k]) for k in sorted(obj, key=repr)}
+    if isinstance(obj, list):
+        return [_key_sorted(v) for v in obj]
+    if isinstance(obj, tuple):
+        return tuple(_key_sorted(v) for v in obj)
+    return obj
+
+
+def _finish(
+    scn: Scenario,
+    traces: list[dict],
+    label: str,
+    api: str,
+    segments: list | None,
+    sql: bool = False,
+) -> dict:
     ref, got = (normalise_trace(t, scn.parallel, api, segments) for t in traces)
+    if sql:  # what the saver gives back: each SQL saver orders the keys of dicts its own way
+        ref, got = (
+            {k: v if k == "calls" else _key_sorted(v) for k, v in t.items()} for t in (ref, got)
+        )
     assert_same(ref, got, f"{scn.name}[{label}]")
     return ref
 
@@ -442,7 +498,7 @@ def compare_sync(
     traces = [run_sync(scn, lib, api, durability, saver) for lib in (get_lib("langgraph"), target)]
     segments = step_segments(scn, api, durability, saver)
     label = f"{api}, sync, durability={durability}" + (f", {saver.kind}" if saver else "")
-    return _finish(scn, traces, label, api, segments)
+    return _finish(scn, traces, label, api, segments, saver is not None)
 
 
 async def compare_async(
@@ -459,7 +515,7 @@ async def compare_async(
     ]
     segments = await astep_segments(scn, api, durability, saver)
     label = f"{api}, async, durability={durability}" + (f", {saver.kind}" if saver else "")
-    return _finish(scn, traces, label, api, segments)
+    return _finish(scn, traces, label, api, segments, saver is not None)
 
 
 def params(aio: bool, names: list[str] | None = None) -> list:

@@ -4,7 +4,11 @@ import itertools
 
 import pytest
 
-from . import scenarios_core, scenarios_features  # noqa: F401 - registers the scenarios
+from . import (  # noqa: F401 - registers the scenarios
+    scenarios_core,
+    scenarios_features,
+    scenarios_subgraph_runs,
+)
 from .harness import (
     REGISTRY,
     _fixed,

@@ -6,12 +6,21 @@ durabilities ("async", the default, runs the savers' group-commit writers; "sync
 
 import pytest
 
-from . import scenarios_core, scenarios_features  # noqa: F401 - registers the scenarios
+from . import (  # noqa: F401 - registers the scenarios
+    scenarios_core,
+    scenarios_features,
+    scenarios_subgraph_runs,
+)
 from .harness import REGISTRY, Scenario, compare_sync
 from .libs import get_lib
 from .savers import SaverKind, SaverLib
 
 SQL_APIS = ("invoke", "multi")
+# scenarios whose reference trace is not deterministic under its default ("async")
+# durability on an SQL saver: LangGraph serialises the checkpoint in the background, after
+# the next step may have changed a channel's live value in place (a Topic that
+# accumulates), so they run under their explicit durabilities only
+REFERENCE_RACES = {"ephemeral_and_topic"}
 
 
 def _uses_saver(scn: Scenario) -> bool:
@@ -36,6 +45,7 @@ def _params() -> list:
         pytest.param(scn, api, dur, id=f"{scn.name}-{api}-{dur or 'default'}")
         for scn in SAVER_SCENARIOS
         for dur in dict.fromkeys((*scn.durabilities, None))
+        if dur is not None or scn.name not in REFERENCE_RACES
         for api in SQL_APIS
     ]
 

@@ -2,7 +2,12 @@
 
 import pytest
 
-from . import scenarios_core, scenarios_features, scenarios_runtime  # noqa: F401 - registers
+from . import (  # noqa: F401 - registers the scenarios
+    scenarios_core,
+    scenarios_features,
+    scenarios_runtime,
+    scenarios_subgraph_runs,
+)
 from .harness import compare_async, compare_sync, params
 
 
