@@ -144,19 +144,38 @@ def latest_output(loop: Any) -> Any:
     return latest
 
 
+def invoke_stream_mode(stream_mode: Any, version: str) -> Any:
+    """The modes `invoke` streams when it cannot take the direct path: a v1 values result
+    also needs the updates chunks, which carry the interrupts."""
+    return ["updates", "values"] if stream_mode == "values" and version != "v2" else stream_mode
+
+
 def invoke_result(chunks: list, stream_mode: Any, version: str) -> Any:
+    """`invoke`'s result from the chunks streamed with `invoke_stream_mode`."""
     if stream_mode != "values":
         return chunks
     latest = None
     interrupts: list = []
-    for c in chunks:
-        if version == "v2":
+    if version == "v2":
+        for c in chunks:
             latest = c["data"]
             interrupts.extend(c.get("interrupts", ()))
-    if version == "v2":
         from warpgraph.types import GraphOutput
 
         return GraphOutput(value=latest, interrupts=tuple(interrupts))
+    for c in chunks:
+        mode, payload = c[-2], c[-1]  # (mode, payload) or (ns, mode, payload)
+        if mode == "updates" and isinstance(payload, dict) and INTERRUPT in payload:
+            if payload[INTERRUPT] is not None:
+                interrupts.extend(payload[INTERRUPT])
+        elif mode == "values":
+            latest = payload
+    if interrupts:
+        return (
+            {**latest, INTERRUPT: interrupts}
+            if isinstance(latest, dict)
+            else {INTERRUPT: interrupts}
+        )
     return latest
 
 

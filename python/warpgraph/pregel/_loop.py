@@ -57,6 +57,7 @@ from warpgraph.pregel._io import (
     read_channels,
 )
 from warpgraph.pregel._lone import lone_steps, lone_steps_ok
+from warpgraph.pregel._resume import superseded
 from warpgraph.pregel._savers import _is_memory_saver, _saver_next_version
 from warpgraph.pregel._stream import LATEST, Stream, _lazy_ok, duplex
 from warpgraph.pregel.debug import (
@@ -209,6 +210,9 @@ class PregelLoop:
         # or a step is applied (a fork checkpoint saved on resume stores None)
         self._cp_updated: list[str] | None = None
         self.subgraph_stream = False
+        self._superseded = False  # the addressed checkpoint is not the thread's latest
+        # configurable["__pregel_node_finished"]: called with the name of each finished task
+        self._node_finished = conf.get(_c.CONFIG_KEY_NODE_FINISHED)
 
     # ------------------------------------------------------------------ emit helpers
     def _emit(self, mode: str, payload: Any) -> None:
@@ -316,6 +320,9 @@ class PregelLoop:
         saved = None
         if self.saver is not None:
             saved = yield ("get_tuple", self.checkpoint_config)
+            if self._addressed and saved is not None:
+                # a run at a checkpoint the thread has moved past reruns its finished tasks
+                self._superseded = yield from superseded(self.checkpoint_config, saved)
         conf_cc = self.checkpoint_config
         if saved is None:
             checkpoint = None
@@ -376,13 +383,15 @@ class PregelLoop:
         time_travel = self._addressed and not (
             (is_cmd and inp.resume is not None) or conf.get(CONFIG_KEY_RESUMING, False)
         )
-        self.is_replaying = time_travel
+        self.is_replaying = time_travel or self._superseded
         if time_travel:
             self.pending_writes = [w for w in self.pending_writes if w[1] != RESUME]
         forks = (
             is_resuming
             and time_travel
-            and self.checkpoint_metadata.get("source") not in ("update", "fork")
+            and (
+                self.checkpoint_metadata.get("source") not in ("update", "fork") or self._superseded
+            )
         )
         carried: list[tuple[str, str, Any]] = []
         if is_cmd:
@@ -527,6 +536,8 @@ class PregelLoop:
                 task.writes.append((ERROR, exc))
                 self.put_writes(task.id, task.writes)
         else:
+            if self._node_finished is not None and not is_hidden_task(task):
+                self._node_finished(task.name)
             ws = task.writes
             if not ws or (ws[0][0] in CONTROL_WRITES and all(c in CONTROL_WRITES for c, _ in ws)):
                 ws.append((NO_WRITES, None))

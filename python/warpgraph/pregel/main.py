@@ -21,7 +21,12 @@ from warpgraph.errors import ErrorCode, GraphRecursionError, create_error_messag
 from warpgraph.pregel import _engine
 from warpgraph.pregel._checkpoint import SnapshotMixin
 from warpgraph.pregel._drive import adrive, drive, setup_loop
-from warpgraph.pregel._io import invoke_result, latest_output, map_output_chunk
+from warpgraph.pregel._io import (
+    invoke_result,
+    invoke_stream_mode,
+    latest_output,
+    map_output_chunk,
+)
 from warpgraph.pregel._loop import PregelLoop
 from warpgraph.pregel._read import NodeBuilder, validate_graph
 from warpgraph.pregel._runner import PregelRunner
@@ -156,7 +161,12 @@ class Pregel(SnapshotMixin):
         return self._managed_cache
 
     def _migrate_checkpoint(self, checkpoint: dict) -> None:
-        """Hook for layout migrations (CompiledStateGraph overrides)."""
+        """Bring a checkpoint saved by an older release to the current layout, in place
+        (CompiledStateGraph adds its channel renames)."""
+        if checkpoint.get("v", 4) < 4:
+            from warpgraph.graph._migrate import migrate_pending_sends
+
+            migrate_pending_sends(checkpoint)
 
     @property
     def stream_channels_list(self) -> Sequence[str]:
@@ -390,7 +400,7 @@ class Pregel(SnapshotMixin):
                     input,
                     config,
                     context=context,
-                    stream_mode=stream_mode,
+                    stream_mode=invoke_stream_mode(stream_mode, version),
                     print_mode=print_mode,
                     output_keys=output_keys if output_keys is not None else self.output_channels,
                     interrupt_before=interrupt_before,
@@ -432,7 +442,7 @@ class Pregel(SnapshotMixin):
                     input,
                     config,
                     context=context,
-                    stream_mode=stream_mode,
+                    stream_mode=invoke_stream_mode(stream_mode, version),
                     print_mode=print_mode,
                     output_keys=output_keys if output_keys is not None else self.output_channels,
                     interrupt_before=interrupt_before,
