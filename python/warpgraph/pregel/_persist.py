@@ -54,7 +54,14 @@ from collections.abc import Callable
 from contextvars import ContextVar
 from typing import Any
 
-from warpgraph._internal._constants import CONF, CONFIG_KEY_CHECKPOINT_ID, INTERRUPT, TASKS
+from warpgraph._internal._constants import (
+    CONF,
+    CONFIG_KEY_CHECKPOINT_ID,
+    CONFIG_KEY_CHECKPOINT_NS,
+    CONFIG_KEY_THREAD_ID,
+    INTERRUPT,
+    TASKS,
+)
 from warpgraph.checkpoint._sql import NO_EXPECTATION, PutOp, WritesOp
 from warpgraph.checkpoint._sql.writer import FailureSink
 
@@ -200,9 +207,11 @@ class SaverSession:
         "failed",
         "fence",
         "foreign",
+        "handed",
         "hooks_tasks",
         "inflight",
         "is_async",
+        "key",
         "lock",
         "mode",
         "raw",
@@ -247,6 +256,10 @@ class SaverSession:
                 self.lock = threading.Lock()
                 self.sink = FailureSink()
         self.inflight: list[Any] = []  # async: commits started from task callbacks
+        # a nested run's (thread, ns), and, on a root session, those of its finished nested
+        # runs whose commits it waits for (see `reentered`)
+        self.key: tuple | None = None
+        self.handed: set[tuple] | None = None
         self.closed = False
         # plain savers without fencing or type translation get the loop's ops as they are
         self.raw = (
@@ -267,6 +280,18 @@ class SaverSession:
                 CONF: {k: v for k, v in conf.items() if k != CONFIG_KEY_CHECKPOINT_ID},
             }
         return None
+
+    def reentered(self, config: dict) -> bool:
+        """A nested run's first read: whether an earlier nested run of this root run wrote
+        the same (thread, ns) - a `checkpointer=True` subgraph called again - so that the
+        writer must commit those checkpoints before this run reads its state (uncommitted,
+        the read would miss them and the run's puts would not find the head they fence)."""
+        if self.key is not None or self.root is None:
+            return False
+        conf = config.get(CONF) or {}
+        self.key = (conf.get(CONFIG_KEY_THREAD_ID), conf.get(CONFIG_KEY_CHECKPOINT_NS, ""))
+        handed = self.root.handed
+        return handed is not None and self.key in handed and self.root.writer is not None
 
     def set_head(self, saved: Any) -> None:
         self.expected = saved.checkpoint["id"] if saved is not None else None
@@ -355,6 +380,11 @@ class SaverSession:
         """A nested run's end: its pending commits become its root run's to wait for."""
         if self.root is None:
             return False
+        if self.key is not None:
+            root = self.root
+            if root.handed is None:
+                root.handed = set()
+            root.handed.add(self.key)
         items = self.take()
         if items:
             self.commit(items)
@@ -468,6 +498,8 @@ class SaverSession:
 
     def get_tuple(self, config: dict) -> Any:
         self.flush()
+        if self.root is not None and self.reentered(config):
+            self.root.writer.flush()
         saved = self.saver.get_tuple(config)
         if self.foreign is not None:
             saved = from_foreign(saved, self.foreign)
@@ -541,6 +573,8 @@ class SaverSession:
 
     async def aget_tuple(self, config: dict) -> Any:
         await self.aflush()
+        if self.root is not None and self.reentered(config):
+            await asyncio.wrap_future(self.root.writer.marker())
         saved = await self.saver.aget_tuple(config)
         if self.foreign is not None:
             saved = from_foreign(saved, self.foreign)
