@@ -57,7 +57,7 @@ from warpgraph.pregel._io import (
     read_channels,
 )
 from warpgraph.pregel._lone import lone_steps, lone_steps_ok
-from warpgraph.pregel._resume import superseded
+from warpgraph.pregel._resume import EmptyCommandError, check_resume, superseded
 from warpgraph.pregel._savers import _is_memory_saver, _saver_next_version
 from warpgraph.pregel._stream import LATEST, Stream, _lazy_ok, duplex
 from warpgraph.pregel.debug import (
@@ -400,20 +400,16 @@ class PregelLoop:
                 if self.saver is None:
                     raise RuntimeError("Cannot use Command(resume=...) without checkpointer")
                 resume = inp.resume
-                if isinstance(resume, dict) and all(is_xxh3(k) for k in resume):
-                    resume_is_map = True
+                resume_is_map = isinstance(resume, dict) and all(is_xxh3(k) for k in resume)
+                check_resume(self, resume, resume_is_map)
+                if resume_is_map:
                     conf[_c.CONFIG_KEY_RESUME_MAP] = resume
-                elif len(self._pending_interrupts()) > 1:
-                    raise RuntimeError(
-                        "When there are multiple pending interrupts, you must specify the interrupt id when resuming. "
-                        "Docs: https://docs.langchain.com/oss/python/langgraph/interrupts#handling-multiple-interrupts."
-                    )
             grouped: dict[str, list] = {}
             for tid, c, v in map_command(inp):
                 if not (c == RESUME and resume_is_map):
                     grouped.setdefault(tid, []).append((c, v))
             if not grouped and not resume_is_map:
-                raise EmptyInputError("Received empty Command input")
+                raise EmptyCommandError("Received empty Command input")
             for tid, ws in grouped.items():
                 if forks:
                     carried.extend((tid, c, v) for c, v in ws)
