@@ -226,10 +226,10 @@ def checkpoint_from_record(
     record: dict[str, Any], state: VersionsState, values: dict[str, Any]
 ) -> Checkpoint:
     """A fresh Checkpoint dict (caller-owned copies of the versions)."""
-    out: dict[str, Any] = {
+    out: dict[str, Any] = {  # (LangGraph's key order)
         "v": record["v"],
-        "id": record["id"],
         "ts": record["ts"],
+        "id": record["id"],
         "channel_values": values,
         "channel_versions": dict(state.channel_versions),
         "versions_seen": {k: dict(v) for k, v in state.versions_seen.items()},
