@@ -279,13 +279,15 @@ def _unorder(chunks: list) -> list:
 
 
 def _sort_interrupts(obj: Any) -> Any:
-    """`__interrupt__` lists in results and chunks in a fixed order (parallel tasks that
-    interrupt in one step report in the order they finish)."""
+    """Interrupt lists in results and chunks (`__interrupt__`, a task's `interrupts`) in a
+    fixed order (parallel tasks that interrupt in one step report in the order they
+    finish)."""
     if isinstance(obj, dict):
         out = {k: _sort_interrupts(v) for k, v in obj.items()}
-        ints = out.get("__interrupt__")
-        if isinstance(ints, (list, tuple)):
-            out["__interrupt__"] = type(ints)(sorted(ints, key=sort_key))
+        for key in ("__interrupt__", "interrupts"):
+            ints = out.get(key)
+            if isinstance(ints, (list, tuple)):
+                out[key] = type(ints)(sorted(ints, key=sort_key))
         return out
     if isinstance(obj, (list, tuple)) and not hasattr(obj, "_fields"):
         return type(obj)(_sort_interrupts(v) for v in obj)

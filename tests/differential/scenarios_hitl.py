@@ -558,3 +558,116 @@ def checkpointer_true_subgraph_reentered(lib, saver):
     g.add_edge("call_sub", "again")
     inputs = [{"n": 1}, *(lib.Command(resume=f"r{k}") for k in range(3)), {"n": 2}]
     return g.compile(checkpointer=saver), inputs, thread()
+
+
+@hitl_scenario(parallel=True, durabilities=CP)
+def interrupt_in_send_tasks(lib, saver):
+    """Send tasks (PUSH) interrupt; a map answers them, `None` re-raises pending ones."""
+
+    def fan(s):
+        return [lib.Send("work", {"n": k}) for k in (1, 2)]
+
+    def work(s):
+        answer = lib.interrupt({"q": "work", "n": s["n"]})
+        return {"items": [f"w{s['n']}:{answer}"]}
+
+    g = lib.StateGraph(Acc)
+    g.add_node("start", lambda s: {"items": ["start"]})
+    g.add_node("work", work)
+    g.add_edge(lib.START, "start")
+    g.add_conditional_edges("start", fan, ["work"])
+    g.add_edge("work", lib.END)
+    cfg = thread()
+    ids = pending_ids(cfg)
+    inputs = [
+        {"n": 0},
+        None,
+        Call(lambda g: lib.Command(resume={ids(g)[1]: "second"})),
+        Call(lambda g: lib.Command(resume={i: "first" for i in ids(g)})),
+    ]
+    return g.compile(checkpointer=saver), inputs, cfg
+
+
+@hitl_scenario(subgraphs=True, parallel=True, durabilities=CP)
+def resume_with_update_and_goto(lib, saver):
+    """Command(resume=..., update=..., goto=...) in one input."""
+    g = lib.StateGraph(Acc)
+    g.add_node("pre", lambda s: {"n": s["n"] + 1})
+    g.add_node("ask", _ask(lib, "q"))
+    g.add_node("extra", lambda s: {"items": [f"extra{s['n']}"]})
+    g.add_edge(lib.START, "pre")
+    g.add_edge("pre", "ask")
+    g.add_edge("ask", lib.END)
+    g.add_edge("extra", lib.END)
+    inputs = [
+        {"n": 1},
+        lib.Command(resume="ok", update={"n": 10}, goto="extra"),
+        lib.Command(goto=lib.Send("extra", {"n": 7})),
+    ]
+    return g.compile(checkpointer=saver), inputs, thread()
+
+
+@hitl_scenario(subgraphs=True, parallel=True, durabilities=CP)
+def parallel_interrupts_inside_subgraph(lib, saver):
+    """Two nodes of one subgraph interrupt in the same step; the parent breaks before the
+    subgraph node too."""
+    child = lib.StateGraph(Acc)
+    child.add_node("cx", _ask(lib, "cx"))
+    child.add_node("cy", _ask(lib, "cy"))
+    child.add_edge(lib.START, "cx")
+    child.add_edge(lib.START, "cy")
+    graph = _parent(lib, saver, child.compile(), interrupt_before=["child"])
+    cfg = thread()
+    ids = pending_ids(cfg)
+    inputs = [
+        {"n": 1},
+        None,
+        Call(lambda g: lib.Command(resume={ids(g)[0]: "one"})),
+        Call(lambda g: lib.Command(resume={i: "two" for i in ids(g)})),
+    ]
+    return graph, inputs, cfg
+
+
+@hitl_scenario(subgraphs=True, durabilities=CP)
+def command_parent_errors(lib, saver):
+    """Command.PARENT to a node the parent graph does not have."""
+    child = lib.StateGraph(Acc)
+    child.add_node("jump", _to_parent(lib, "missing", "y"))
+    child.add_edge(lib.START, "jump")
+    g = lib.StateGraph(Acc)
+    g.add_node("child", child.compile())
+    g.add_node("post", lambda s: {"items": ["post"]})
+    g.add_edge(lib.START, "child")
+    g.add_edge("child", "post")
+    return g.compile(checkpointer=saver), [{"n": 1}], thread()
+
+
+@hitl_scenario(durabilities=CP)
+def command_parent_from_root(lib, saver):
+    """Command.PARENT in the root graph: there is no parent."""
+    g = lib.StateGraph(Acc)
+    g.add_node("root_jump", _to_parent(lib, "nowhere", "x"))
+    g.add_edge(lib.START, "root_jump")
+    return g.compile(checkpointer=saver), [{"n": 1}], thread()
+
+
+@hitl_scenario(durabilities=CP)
+def interrupt_response_schema_and_node_interrupt(lib, saver):
+    """interrupt(response_schema=dict) is surfaced as is; NodeInterrupt (deprecated) stops
+    the run like an interrupt."""
+
+    def ask(s):
+        return {"items": [lib.interrupt("schema?", response_schema={"type": "string"})]}
+
+    def legacy(s):
+        if s["n"] < 5:
+            raise lib.errors.NodeInterrupt("legacy stop")
+        return {"items": ["legacy passed"]}
+
+    g = lib.StateGraph(Acc)
+    g.add_node("ask", ask)
+    g.add_node("legacy", legacy)
+    g.add_edge(lib.START, "ask")
+    g.add_edge("ask", "legacy")
+    inputs = [{"n": 1}, lib.Command(resume="answer"), None, lib.Command(update={"n": 9}), None]
+    return g.compile(checkpointer=saver), inputs, thread()

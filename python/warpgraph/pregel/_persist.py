@@ -31,7 +31,9 @@ Modes (chosen once per run from durability and what the saver supports):
   waits for everything it submitted (the writer's `flush`, or a marker future under
   asyncio; a shared writer keeps running) and raises the first failure.
   A nested run (a subgraph called by a task) on the same saver submits to its root run's
-  writer and sink, and leaves the waiting to the root run.
+  writer and sink, and leaves the waiting to the root run; only a nested run whose first
+  read is of a (thread, ns) an earlier nested run of that root wrote (a checkpointer=True
+  subgraph called again) waits for the writer first, to read what that run saved.
 * "plain": one saver call per operation (LangGraph's savers, third-party savers).
   Writes of finished tasks are still handed over as each task finishes (except for
   warpgraph's InMemorySaver, whose writes stay on the loop's own path).
