@@ -671,3 +671,16 @@ def interrupt_response_schema_and_node_interrupt(lib, saver):
     g.add_edge("ask", "legacy")
     inputs = [{"n": 1}, lib.Command(resume="answer"), None, lib.Command(update={"n": 9}), None]
     return g.compile(checkpointer=saver), inputs, thread()
+
+
+@hitl_scenario(subgraphs=True, durabilities=CP)
+def interrupts_in_v2_output(lib, saver):
+    """version="v2": interrupts in GraphOutput / in the values parts, nested ones too."""
+    graph = _parent(lib, saver, _child(lib, ask_count=2))
+    v2 = {"version": "v2"}
+    inputs = [
+        Call({"n": 1}, kwargs=v2),
+        Call(lib.Command(resume="A"), kwargs=v2),
+        Call(lib.Command(resume="B"), kwargs=v2),
+    ]
+    return graph, inputs, thread()
