@@ -684,3 +684,26 @@ def interrupts_in_v2_output(lib, saver):
         Call(lib.Command(resume="B"), kwargs=v2),
     ]
     return graph, inputs, thread()
+
+
+@hitl_scenario(subgraphs=True, parallel=True, durabilities=CP)
+def interrupts_with_print_mode(lib, saver):
+    """print_mode (and debug=True) take invoke's streaming path: its result still carries
+    the interrupts (parallel ones, nested ones)."""
+    child = lib.StateGraph(Acc)
+    child.add_node("cx", _ask(lib, "cx"))
+    child.add_edge(lib.START, "cx")
+    g = lib.StateGraph(Acc)
+    g.add_node("child", child.compile())
+    g.add_node("y", _ask(lib, "y"))
+    g.add_edge(lib.START, "child")
+    g.add_edge(lib.START, "y")
+    cfg = thread()
+    ids = pending_ids(cfg)
+    inputs = [
+        Call({"n": 1}, kwargs={"print_mode": "updates"}),
+        Call(None, kwargs={"debug": True}),
+        Call(lambda g: lib.Command(resume={ids(g)[0]: "one"}), kwargs={"print_mode": "values"}),
+        Call(lambda g: lib.Command(resume={i: "two" for i in ids(g)}), kwargs={"debug": True}),
+    ]
+    return g.compile(checkpointer=saver), inputs, cfg
