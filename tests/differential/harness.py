@@ -2,7 +2,9 @@
 
 A scenario is `build(lib) -> (compiled_graph, inputs, configs[, call_kwargs])`: `inputs` is a
 list of inputs run one after another on the same graph; `configs` is one config for all of
-them, a list with one config per input, or None. The harness builds a fresh graph for every
+them, a list with one config per input, or None; an input may be a `Call`, whose input and
+config can be computed from the graph right before the call (interrupt ids, an earlier
+checkpoint's config) and which adds keyword arguments of its own. The harness builds a fresh graph for every
 API it exercises (invoke, stream per mode, a list of modes, subgraphs=True), sync or async,
 and records: results / chunks / exceptions of every call and, when the graph has a
 checkpointer, the saver's full checkpoint list per thread, get_state (with and without
@@ -63,6 +65,27 @@ class Scenario:
 REGISTRY: dict[str, Scenario] = {}
 
 
+@dataclass(frozen=True)
+class Call:
+    """One call of a scenario: `input` and `config` are values or callables `(graph) ->
+    value` evaluated just before the call (they may read the graph's state with the sync
+    API); `config` None keeps the scenario's config for this call; `kwargs` are added to
+    the call's keyword arguments."""
+
+    input: Any = None
+    config: Any = None
+    kwargs: dict = field(default_factory=dict)
+
+    def resolve(self, graph: Any, config: Any, kw: dict) -> tuple[Any, Any, dict]:
+        inp = self.input(graph) if callable(self.input) else self.input
+        cfg = self.config(graph) if callable(self.config) else self.config
+        return inp, config if cfg is None else cfg, {**kw, **self.kwargs}
+
+
+def _resolve(inp: Any, cfg: Any, graph: Any, kw: dict) -> tuple[Any, Any, dict]:
+    return inp.resolve(graph, cfg, kw) if isinstance(inp, Call) else (inp, cfg, kw)
+
+
 def scenario(**opts: Any) -> Callable:
     """Decorator registering `build(lib)` as a Scenario named after the function."""
 
@@ -101,7 +124,9 @@ def _build(scn: Scenario, lib: Lib) -> tuple | dict:
 
 def _threads(calls: list) -> list[dict]:
     seen: dict[str, dict] = {}
-    for _, cfg in calls:
+    for call, cfg in calls:
+        if isinstance(call, Call) and isinstance(call.config, dict):
+            cfg = call.config
         tid = ((cfg or {}).get("configurable") or {}).get("thread_id")
         if tid is not None and tid not in seen:
             seen[tid] = {"configurable": {"thread_id": tid}}
@@ -184,14 +209,15 @@ def _run_sync(scn: Scenario, lib: Any, api: str, durability: str | None, modes: 
     graph, calls, kwargs = _calls(built)
     kw = _stream_kwargs(api, durability, kwargs, modes)
     trace: dict[str, Any] = {"calls": []}
-    for inp, cfg in calls:
+    for call, call_cfg in calls:
         rec: dict[str, Any] = {}
         try:
+            inp, cfg, ckw = _resolve(call, call_cfg, graph, kw)
             if api == "invoke" and modes is None:
-                rec["result"] = graph.invoke(inp, cfg, **kw)
+                rec["result"] = graph.invoke(inp, cfg, **ckw)
             else:
                 rec["chunks"] = chunks = []
-                for chunk in graph.stream(inp, cfg, **kw):
+                for chunk in graph.stream(inp, cfg, **ckw):
                     chunks.append(chunk)  # noqa: PERF402 - keep chunks before an error
         except Exception as exc:  # noqa: BLE001 - errors are part of the trace
             rec["error"] = exc
@@ -244,14 +270,15 @@ async def _run_async(scn: Scenario, lib: Any, api: str, durability: str | None, 
     graph, calls, kwargs = _calls(built)
     kw = _stream_kwargs(api, durability, kwargs, modes)
     trace: dict[str, Any] = {"calls": []}
-    for inp, cfg in calls:
+    for call, call_cfg in calls:
         rec: dict[str, Any] = {}
         try:
+            inp, cfg, ckw = _resolve(call, call_cfg, graph, kw)
             if api == "invoke" and modes is None:
-                rec["result"] = await graph.ainvoke(inp, cfg, **kw)
+                rec["result"] = await graph.ainvoke(inp, cfg, **ckw)
             else:
                 rec["chunks"] = chunks = []
-                async for chunk in graph.astream(inp, cfg, **kw):
+                async for chunk in graph.astream(inp, cfg, **ckw):
                     chunks.append(chunk)
         except Exception as exc:  # noqa: BLE001 - errors are part of the trace
             rec["error"] = exc
@@ -318,13 +345,25 @@ def _unorder(
     return [chunks[i] for i in _order(chunks, api, segments, key)]
 
 
-def _order(chunks: list, api: str, segments: list[int] | None, key: Any) -> list[int]:
-    """The permutation `_unorder` applies (indices into `chunks`)."""
+def _order(
+    chunks: list, api: str, segments: list[int] | None, key: Any, lanes: bool = True
+) -> list[int]:
+    """The permutation `_unorder` applies (indices into `chunks`). With subgraphs=True,
+    the chunks of parallel subgraph calls (root-level nodes that ran subgraphs: "lanes")
+    interleave freely, so each lane keeps its own order and the lanes follow one another."""
 
     def ranked(idx: list[int]) -> list[int]:
         return sorted(idx, key=lambda i: key(chunks[i]))
 
     out: list[int] = []
+    if lanes and segments is None and SUBGRAPH_APIS.get(api, (None, False))[1]:
+        lanes = _lanes(chunks, api)
+        if len(lanes) > 1:  # parallel subgraphs: each lane in its own order, lane by lane
+            for lane in sorted(lanes):
+                idx = lanes[lane]
+                sub = _order([chunks[i] for i in idx], api, None, key, lanes=False)
+                out.extend(idx[j] for j in sub)
+            return out
     if segments is not None:
         pos = 0
         for n in segments:
@@ -342,6 +381,16 @@ def _order(chunks: list, api: str, segments: list[int] | None, key: Any) -> list
             group.append(i)
     out.extend(ranked(group))
     return out
+
+
+def _lanes(chunks: list, api: str) -> dict[str, list[int]]:
+    """Chunk indices by the root-level node a chunk's namespace starts with ("" for the
+    root graph's own chunks)."""
+    lanes: dict[str, list[int]] = {}
+    for i, c in enumerate(chunks):
+        ns = _parts(c, api)[0]
+        lanes.setdefault(ns[0].split(":")[0] if ns else "", []).append(i)
+    return lanes
 
 
 _TOKEN_RE = re.compile(r"<id\d+>")
@@ -410,11 +459,30 @@ def _call_segments(trace: dict, mode: str, subgraphs: bool) -> list:
     ]
 
 
+def _sort_interrupts(obj: Any) -> Any:
+    """Interrupt lists (`__interrupt__`, a task's `interrupts`) in a fixed order: parallel
+    tasks that interrupt in one step report in the order they finish."""
+    if isinstance(obj, dict):
+        out = {k: _sort_interrupts(v) for k, v in obj.items()}
+        for key in ("__interrupt__", "interrupts"):
+            ints = out.get(key)
+            if isinstance(ints, (list, tuple)):
+                out[key] = type(ints)(sorted(ints, key=sort_key))
+        return out
+    if isinstance(obj, (list, tuple)) and not hasattr(obj, "_fields"):
+        return type(obj)(_sort_interrupts(v) for v in obj)
+    return obj
+
+
 def normalise_trace(
     trace: dict, parallel: bool, api: str = "multi", segments: list | None = None
 ) -> dict:
     if not parallel:
         return Normalizer()(trace)
+    for rec in trace.get("calls", ()):
+        for key in ("result", "chunks"):
+            if key in rec:
+                rec[key] = _sort_interrupts(rec[key])
     calls = [rec for rec in trace.get("calls", ()) if "chunks" in rec]
 
     def seg(rec: dict) -> list | None:

@@ -30,6 +30,7 @@ _NAMES: dict[str, str] = {
         "types",
     ),
     **dict.fromkeys(["InMemorySaver", "MemorySaver"], "checkpoint.memory"),
+    "SqliteSaver": "checkpoint.sqlite",
     **dict.fromkeys(["get_stream_writer", "get_config"], "config"),
     **dict.fromkeys(["Runtime", "get_runtime"], "runtime"),
     **dict.fromkeys(
@@ -45,7 +46,13 @@ _NAMES: dict[str, str] = {
         "channels",
     ),
     **dict.fromkeys(
-        ["GraphRecursionError", "InvalidUpdateError", "GraphInterrupt", "EmptyInputError"],
+        [
+            "GraphRecursionError",
+            "InvalidUpdateError",
+            "GraphInterrupt",
+            "EmptyInputError",
+            "UnknownInterruptError",
+        ],
         "errors",
     ),
     **dict.fromkeys(["RemainingSteps", "IsLastStep"], "managed"),

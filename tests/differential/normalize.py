@@ -28,6 +28,8 @@ UUID_RE = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{
 HEX32_RE = re.compile(r"^[0-9a-f]{32}$")
 TS_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?([+-]\d{2}:\d{2}|Z)?$")
 VERSION_RE = re.compile(r"^(\d{32})\.\d")
+# measured durations in error messages ("... (elapsed: 0.051s)") vary from run to run
+ELAPSED_RE = re.compile(r"\(elapsed: \d+(\.\d+)?s\)")
 
 # explicit field lists for library classes whose shape may differ in implementation
 _FIELDS = {
@@ -85,7 +87,7 @@ class Normalizer:
         if isinstance(obj, BaseException):
             return {
                 "!exc": type(obj).__name__,
-                "msg": self.str(str(obj)),
+                "msg": self.str(ELAPSED_RE.sub("(elapsed: <t>)", str(obj))),
                 "notes": [self.str(n) for n in getattr(obj, "__notes__", ())],
             }
         if BaseMessage is not None and isinstance(obj, BaseMessage):

@@ -9,6 +9,8 @@ import pytest
 from . import (  # noqa: F401 - registers the scenarios
     scenarios_core,
     scenarios_features,
+    scenarios_hitl,
+    scenarios_runtime,
     scenarios_subgraph_runs,
 )
 from .harness import REGISTRY, Scenario, compare_sync

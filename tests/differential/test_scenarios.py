@@ -5,6 +5,7 @@ import pytest
 from . import (  # noqa: F401 - registers the scenarios
     scenarios_core,
     scenarios_features,
+    scenarios_hitl,
     scenarios_runtime,
     scenarios_subgraph_runs,
 )

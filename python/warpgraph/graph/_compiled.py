@@ -25,6 +25,15 @@ class CompiledStateGraph(Pregel):
         self._output_mapper: Any = None
         self._state_mapper: Any = None
 
+    def _migrate_checkpoint(self, checkpoint: dict) -> None:
+        """Pregel's migrations, then the StateGraph channel renames of pre-v3 layouts."""
+        if checkpoint.get("v", 4) < 4:
+            super()._migrate_checkpoint(checkpoint)
+            if checkpoint["v"] < 3:
+                from warpgraph.graph._migrate import migrate_state_graph_channels
+
+                migrate_state_graph_channels(checkpoint, self.nodes, self.builder.edges)
+
     def get_input_jsonschema(self, config: Any = None) -> dict[str, Any]:
         """JSON schema of the graph input (needs pydantic)."""
         return _json_schema(self.builder, self.builder.input_schema, self._schema_name("Input"))

@@ -16,7 +16,6 @@ from warpgraph._internal._constants import (
     NS_SEP,
     NULL_TASK_ID,
 )
-from warpgraph.checkpoint.base import copy_checkpoint
 from warpgraph.config import ensure_config, merge_configs, recast_checkpoint_ns
 from warpgraph.pregel import _engine
 from warpgraph.pregel._io import read_channels
@@ -24,6 +23,20 @@ from warpgraph.pregel._persist import foreign_tuple
 from warpgraph.pregel.debug import read_task_statuses, tasks_w_writes
 
 __all__ = ("SnapshotMixin", "copy_checkpoint", "patch_checkpoint_map")
+
+
+def copy_checkpoint(checkpoint: dict) -> dict:
+    """A checkpoint the caller may change: values and versions copied one level, seen two
+    (no `pending_sends`: current layouts keep Sends in the tasks channel)."""
+    return {
+        "v": checkpoint["v"],
+        "ts": checkpoint["ts"],
+        "id": checkpoint["id"],
+        "channel_values": dict(checkpoint["channel_values"]),
+        "channel_versions": dict(checkpoint["channel_versions"]),
+        "versions_seen": {n: dict(s) for n, s in checkpoint["versions_seen"].items()},
+        "updated_channels": checkpoint.get("updated_channels"),
+    }
 
 
 def patch_checkpoint_map(config: dict | None, metadata: dict | None) -> dict | None:

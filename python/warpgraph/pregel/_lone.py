@@ -26,6 +26,7 @@ from contextvars import copy_context
 from typing import Any
 
 from warpgraph._internal._constants import (
+    CONFIG_KEY_NODE_FINISHED,
     CONFIG_KEY_RESUMING,
     CONFIG_KEY_RUNTIME,
     CONFIG_KEY_SCRATCHPAD,
@@ -58,6 +59,7 @@ def lone_steps_ok(loop: Any) -> bool:
         and not loop.interrupt_after
         and not loop.graph.retry_policy
         and conf.get(CONFIG_KEY_SCRATCHPAD) is None
+        and CONFIG_KEY_NODE_FINISHED not in conf  # (a callback per finished task: on_task_done)
         and type(conf.get(CONFIG_KEY_RUNTIME)) is Runtime
         and _RT_FIELDS == _RT_STD
         and "run_name" not in loop._task_base

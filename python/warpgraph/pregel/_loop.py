@@ -61,6 +61,7 @@ from warpgraph.pregel._io import (
 )
 from warpgraph.pregel._lone import lone_steps, lone_steps_ok
 from warpgraph.pregel._replay import load_saved, replay_state_for
+from warpgraph.pregel._resume import EmptyCommandError, check_resume
 from warpgraph.pregel._savers import _is_memory_saver, _saver_next_version
 from warpgraph.pregel._stream import LATEST, Stream, _lazy_ok, duplex
 from warpgraph.pregel.debug import (
@@ -222,6 +223,8 @@ class PregelLoop:
         # the run's drain signal (`RunControl`), checked before each step runs
         rt = conf.get(_c.CONFIG_KEY_RUNTIME)
         self.control = getattr(rt, "control", None)
+        # configurable["__pregel_node_finished"]: called with the name of each finished task
+        self._node_finished = conf.get(_c.CONFIG_KEY_NODE_FINISHED)
 
     # ------------------------------------------------------------------ emit helpers
     def _emit(self, mode: str, payload: Any) -> None:
@@ -412,20 +415,16 @@ class PregelLoop:
                 if self.saver is None:
                     raise RuntimeError("Cannot use Command(resume=...) without checkpointer")
                 resume = inp.resume
-                if isinstance(resume, dict) and all(is_xxh3(k) for k in resume):
-                    resume_is_map = True
+                resume_is_map = isinstance(resume, dict) and all(is_xxh3(k) for k in resume)
+                check_resume(self, resume, resume_is_map)
+                if resume_is_map:
                     conf[_c.CONFIG_KEY_RESUME_MAP] = resume
-                elif len(self._pending_interrupts()) > 1:
-                    raise RuntimeError(
-                        "When there are multiple pending interrupts, you must specify the interrupt id when resuming. "
-                        "Docs: https://docs.langchain.com/oss/python/langgraph/interrupts#handling-multiple-interrupts."
-                    )
             grouped: dict[str, list] = {}
             for tid, c, v in map_command(inp):
                 if not (c == RESUME and resume_is_map):
                     grouped.setdefault(tid, []).append((c, v))
             if not grouped and not resume_is_map:
-                raise EmptyInputError("Received empty Command input")
+                raise EmptyCommandError("Received empty Command input")
             for tid, ws in grouped.items():
                 if forks:
                     carried.extend((tid, c, v) for c, v in ws)
@@ -567,6 +566,8 @@ class PregelLoop:
                     return handler_task(self, task, exc)
                 self.put_writes(task.id, task.writes)
         else:
+            if self._node_finished is not None and not is_hidden_task(task):
+                self._node_finished(task.name)
             ws = task.writes
             if not ws or (ws[0][0] in CONTROL_WRITES and all(c in CONTROL_WRITES for c, _ in ws)):
                 ws.append((NO_WRITES, None))

@@ -176,7 +176,12 @@ class Pregel(SnapshotMixin, UpdateMixin):
         return self._managed_cache
 
     def _migrate_checkpoint(self, checkpoint: dict) -> None:
-        """Hook for layout migrations (CompiledStateGraph overrides)."""
+        """Bring a checkpoint saved by an older release to the current layout, in place
+        (CompiledStateGraph adds its channel renames)."""
+        if checkpoint.get("v", 4) < 4:
+            from warpgraph.graph._migrate import migrate_pending_sends
+
+            migrate_pending_sends(checkpoint)
 
     @property
     def stream_channels_list(self) -> Sequence[str]:
