@@ -9,6 +9,7 @@ import pytest
 from . import (  # noqa: F401 - registers the scenarios
     scenarios_core,
     scenarios_features,
+    scenarios_stream_errors,
     scenarios_subgraph_runs,
 )
 from .harness import REGISTRY, Scenario, compare_sync
