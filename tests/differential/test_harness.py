@@ -80,12 +80,14 @@ SELF_CHECK_APIS = ("invoke", "multi")
 @pytest.mark.parametrize("api", SELF_CHECK_APIS)
 def test_reference_self_consistent_sync(name, api):
     """langgraph vs langgraph: the normalised trace is deterministic (no flaky comparisons)."""
-    compare_sync(REGISTRY[name], api, None, target=get_lib("langgraph"))
+    scn = REGISTRY[name]
+    compare_sync(scn, api, scn.durabilities[0], target=get_lib("langgraph"))
 
 
 @pytest.mark.parametrize("name", list(REGISTRY))
 async def test_reference_self_consistent_async(name):
-    await compare_async(REGISTRY[name], "multi", None, target=get_lib("langgraph"))
+    scn = REGISTRY[name]
+    await compare_async(scn, "multi", scn.durabilities[0], target=get_lib("langgraph"))
 
 
 # --- order: single-mode streams compare in order; only a step's parallel chunks are free
