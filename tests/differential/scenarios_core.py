@@ -253,7 +253,10 @@ def _channels_graph(lib):
     return g
 
 
-@scenario(durabilities=CP)
+# Not under the reference's default ("async") durability: LangGraph serialises the
+# checkpoint in the background, after the next step may have extended the accumulating
+# Topic's live list (LangGraph against itself differs then).
+@scenario(durabilities=("sync", "exit"))
 def ephemeral_and_topic(lib):
     return _channels_graph(lib).compile(checkpointer=lib.InMemorySaver()), [{"n": 1}], thread()
 

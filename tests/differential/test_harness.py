@@ -4,12 +4,7 @@ import itertools
 
 import pytest
 
-from . import (  # noqa: F401 - registers the scenarios
-    scenarios_core,
-    scenarios_features,
-    scenarios_hitl,
-    scenarios_subgraph_runs,
-)
+from . import scenarios_all  # noqa: F401 - registers the scenarios
 from .harness import (
     REGISTRY,
     _fixed,
@@ -80,12 +75,14 @@ SELF_CHECK_APIS = ("invoke", "multi")
 @pytest.mark.parametrize("api", SELF_CHECK_APIS)
 def test_reference_self_consistent_sync(name, api):
     """langgraph vs langgraph: the normalised trace is deterministic (no flaky comparisons)."""
-    compare_sync(REGISTRY[name], api, None, target=get_lib("langgraph"))
+    scn = REGISTRY[name]
+    compare_sync(scn, api, scn.durabilities[0], target=get_lib("langgraph"))
 
 
 @pytest.mark.parametrize("name", list(REGISTRY))
 async def test_reference_self_consistent_async(name):
-    await compare_async(REGISTRY[name], "multi", None, target=get_lib("langgraph"))
+    scn = REGISTRY[name]
+    await compare_async(scn, "multi", scn.durabilities[0], target=get_lib("langgraph"))
 
 
 # --- order: single-mode streams compare in order; only a step's parallel chunks are free

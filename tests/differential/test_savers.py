@@ -6,13 +6,7 @@ durabilities ("async", the default, runs the savers' group-commit writers; "sync
 
 import pytest
 
-from . import (  # noqa: F401 - registers the scenarios
-    scenarios_core,
-    scenarios_features,
-    scenarios_hitl,
-    scenarios_runtime,
-    scenarios_subgraph_runs,
-)
+from . import scenarios_all  # noqa: F401 - registers the scenarios
 from .harness import REGISTRY, Scenario, compare_sync
 from .libs import get_lib
 from .savers import SaverKind, SaverLib

@@ -2,13 +2,7 @@
 
 import pytest
 
-from . import (  # noqa: F401 - registers the scenarios
-    scenarios_core,
-    scenarios_features,
-    scenarios_hitl,
-    scenarios_runtime,
-    scenarios_subgraph_runs,
-)
+from . import scenarios_all  # noqa: F401 - registers the scenarios
 from .harness import compare_async, compare_sync, params
 
 

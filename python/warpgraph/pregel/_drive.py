@@ -112,6 +112,15 @@ def _steps(
     `(_EMIT, chunk)` for the consumer or `(operation, *args)` for the driver to perform (a
     session method or "tick"); the driver sends back the result or throws the error."""
     hook = session is not None and session.hooks_tasks
+    # LangGraph's runner hands a lone task's chunks on as it finishes only when the stream
+    # waits concurrently (eager streaming, subgraphs, "custom" / "messages" modes)
+    stream = loop.stream
+    eager = stream is not None and (
+        loop.subgraph_stream
+        or "custom" in stream.modes
+        or "messages" in stream.modes
+        or getattr(loop.graph, "stream_eager", False)
+    )
     value: Any = None
     exc: BaseException | None = None
     while True:
@@ -134,7 +143,11 @@ def _steps(
                     yield ("close",)
                 except BaseException as e:  # noqa: BLE001
                     _note(run_err, e)
-            yield from _drain(out)
+            # the step machine failed between two of the points where LangGraph's stream
+            # hands queued chunks on (applying a step, preparing the next): it raises
+            # without them (those of a lone task, its step's values, ...)
+            if out:
+                out.clear()
             raise
         value = exc = None
         kind = op[0]
@@ -173,7 +186,7 @@ def _steps(
         finally:
             if token is not None:
                 ACTIVE.reset(token)
-        if exc is not None or len(tasks) > 1:
+        if exc is not None or len(tasks) > 1 or eager:
             yield from _drain(out)
 
 
