@@ -505,15 +505,17 @@ fn state_size(
 }
 
 /// The SQL savers' record of a checkpoint (see `codec.encode_checkpoint`):
-/// `(channel_versions, versions_seen, inline, diffed, record)`: the state to remember,
-/// whether the record is a delta against `base` (else it holds the full versions), and
+/// `(channel_versions, versions_seen, inline, diffed, record, unsourced)`: the state to
+/// remember, whether the record is a delta against `base` (else it holds the full versions),
 /// the record: a dict to serialize, or (`as_bytes`, when every value in it is an exact
 /// builtin) the msgpack bytes ormsgpack would make of that dict, as a `bytearray` (the
 /// sqlite3 module binds it without its adapter protocol). `core_keys`: the
 /// checkpoint keys the record stores in its own fields (any other key goes to
-/// `record["x"]`).
+/// `record["x"]`). With `new_versions` (the put's), also the channels whose version is neither the
+/// parent's nor a new one (`unsourced`, else an empty list): their values were stored by
+/// an earlier put, which the caller looks up (see `SqliteCore.encode_put`).
 #[pyfunction]
-#[pyo3(signature = (checkpoint, parent, base, blobs, inline_max, core_keys, as_bytes=false))]
+#[pyo3(signature = (checkpoint, parent, base, blobs, inline_max, core_keys, as_bytes=false, new_versions=None))]
 #[allow(clippy::type_complexity, clippy::too_many_arguments)]
 fn encode_record<'py>(
     checkpoint: &Bound<'py, PyDict>,
@@ -523,12 +525,14 @@ fn encode_record<'py>(
     inline_max: usize,
     core_keys: &Bound<'py, PyAny>,
     as_bytes: bool,
+    new_versions: Option<Bound<'py, PyDict>>,
 ) -> PyResult<(
     Bound<'py, PyDict>,
     Bound<'py, PyDict>,
     Bound<'py, PyDict>,
     bool,
     Bound<'py, PyAny>,
+    Bound<'py, PyList>,
 )> {
     let e = encode(
         checkpoint,
@@ -539,7 +543,37 @@ fn encode_record<'py>(
         core_keys,
         as_bytes,
     )?;
-    Ok((e.cv, e.vs, e.inline, e.diffed, e.record))
+    let py = checkpoint.py();
+    let unsourced = match &new_versions {
+        Some(nv) => PyList::new(py, unsourced(&e.cv, parent.as_ref(), nv)?)?,
+        None => PyList::empty(py),
+    };
+    Ok((e.cv, e.vs, e.inline, e.diffed, e.record, unsourced))
+}
+
+/// The channels of `cv` whose version is neither the parent's nor the put's new one
+/// (`new_versions`): a checkpoint that is not its parent's versions plus `new_versions`
+/// (a copy, a fork saved under another parent). Their values were stored by an earlier
+/// put of the thread, maybe only inline in its record. The usual put (the loop's) has
+/// none: its changed channels, found in one walk over `cv` and the parent's in step,
+/// are all new.
+pub fn unsourced<'py>(
+    cv: &Bound<'py, PyDict>,
+    parent: Option<&StateParts<'py>>,
+    new_versions: &Bound<'py, PyDict>,
+) -> PyResult<Vec<Bound<'py, PyAny>>> {
+    let changed = match parent {
+        Some((pcv, _, _)) => changed_entries(cv, pcv, same_version)?.0,
+        None => cv.iter().collect(),
+    };
+    let mut out = Vec::new();
+    for (ch, v) in changed {
+        match new_versions.get_item(&ch)? {
+            Some(n) if same_version(&n, &v)? => {}
+            _ => out.push(ch),
+        }
+    }
+    Ok(out)
 }
 
 /// What `encode` makes of a checkpoint (see `encode_record`).

@@ -7,7 +7,7 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyDict, PyInt, PyList, PySet, PyString, PyTuple};
 
-use crate::sqlcodec::{encode, StateParts};
+use crate::sqlcodec::{encode, unsourced, StateParts};
 use crate::sqlrows::{blob_list, metadata_text};
 
 /// The parts of a `codec.VersionsState` the encoder reads.
@@ -44,7 +44,9 @@ pub(crate) struct Target<'a, 'py> {
 /// checkpoint_row, blob_rows)`. `against`: the parent's and base's `VersionsState`s
 /// (None: a full record). None when part of it needs the Python path: a value the
 /// serializer rejects or a metadata entry left to `json` (that path also names what
-/// cannot be serialized), or a record that is not all builtins.
+/// cannot be serialized), a record that is not all builtins, or a checkpoint naming a
+/// version that is neither its parent's nor new (`sqlcodec::unsourced`: the general path
+/// looks its value up).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn put_tuple<'py>(
     target: &Target<'_, 'py>,
@@ -77,6 +79,13 @@ pub(crate) fn put_tuple<'py>(
     };
     let parent_parts = parent.as_ref().map(parts).transpose()?;
     let base_parts = base.as_ref().map(parts).transpose()?;
+    let cv = checkpoint
+        .get_item(intern!(py, "channel_versions"))?
+        .and_then(|v| v.cast_into::<PyDict>().ok());
+    match cv {
+        Some(cv) if unsourced(&cv, parent_parts.as_ref(), new_versions)?.is_empty() => {}
+        _ => return Ok(None),
+    }
     let enc = encode(
         checkpoint,
         parent_parts.as_ref(),
