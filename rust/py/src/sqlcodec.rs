@@ -414,16 +414,17 @@ fn inherited<'py>(
     cv: &Bound<'py, PyDict>,
     pcv: &Bound<'py, PyDict>,
     pinline: &Bound<'py, PyDict>,
+    changed: &(Vec<Pair<'py>>, usize),
 ) -> PyResult<(Bound<'py, PyDict>, Vec<Bound<'py, PyAny>>)> {
-    // one pass over cv finds the changed channels; when every parent channel is still
-    // there (the usual case), the result is the parent's copy minus the changed ones
-    let (changed, present) = changed_entries(cv, pcv, same_version)?;
+    // `changed`: one pass over cv found the changed channels; when every parent channel
+    // is still there (the usual case), the result is the parent's copy minus those
+    let (changed, present) = changed;
     let inline = pinline.copy()?;
-    if present == pcv.len() {
+    if *present == pcv.len() {
         let mut stale = Vec::new();
         for (ch, _) in changed {
-            if inline.contains(&ch)? {
-                stale.push(ch);
+            if inline.contains(ch)? {
+                stale.push(ch.clone());
             }
         }
         return Ok((inline, stale));
@@ -447,13 +448,15 @@ fn inherited<'py>(
 /// one key order (which `changed_in_step` relies on).
 fn inline_values<'py>(
     cv: &Bound<'py, PyDict>,
-    parent: Option<&StateParts<'py>>,
+    parent: Option<(&StateParts<'py>, &(Vec<Pair<'py>>, usize))>,
     blobs: &Bound<'py, PyAny>,
     inline_max: usize,
 ) -> PyResult<Bound<'py, PyDict>> {
     let py = cv.py();
     let (inline, stale) = match parent {
-        Some((pcv, _, pinline)) if !pinline.is_empty() => inherited(cv, pcv, pinline)?,
+        Some(((pcv, _, pinline), changed)) if !pinline.is_empty() => {
+            inherited(cv, pcv, pinline, changed)?
+        }
         _ => (PyDict::new(py), Vec::new()),
     };
     let mut renewed: Vec<Bound<'py, PyAny>> = Vec::new();
@@ -542,12 +545,9 @@ fn encode_record<'py>(
         inline_max,
         core_keys,
         as_bytes,
+        new_versions.as_ref(),
     )?;
-    let py = checkpoint.py();
-    let unsourced = match &new_versions {
-        Some(nv) => PyList::new(py, unsourced(&e.cv, parent.as_ref(), nv)?)?,
-        None => PyList::empty(py),
-    };
+    let unsourced = PyList::new(checkpoint.py(), e.unsourced)?;
     Ok((e.cv, e.vs, e.inline, e.diffed, e.record, unsourced))
 }
 
@@ -557,20 +557,15 @@ fn encode_record<'py>(
 /// put of the thread, maybe only inline in its record. The usual put (the loop's) has
 /// none: its changed channels, found in one walk over `cv` and the parent's in step,
 /// are all new.
-pub fn unsourced<'py>(
-    cv: &Bound<'py, PyDict>,
-    parent: Option<&StateParts<'py>>,
+fn unsourced<'py>(
+    changed: &[Pair<'py>],
     new_versions: &Bound<'py, PyDict>,
 ) -> PyResult<Vec<Bound<'py, PyAny>>> {
-    let changed = match parent {
-        Some((pcv, _, _)) => changed_entries(cv, pcv, same_version)?.0,
-        None => cv.iter().collect(),
-    };
     let mut out = Vec::new();
     for (ch, v) in changed {
-        match new_versions.get_item(&ch)? {
-            Some(n) if same_version(&n, &v)? => {}
-            _ => out.push(ch),
+        match new_versions.get_item(ch)? {
+            Some(n) if same_version(&n, v)? => {}
+            _ => out.push(ch.clone()),
         }
     }
     Ok(out)
@@ -584,6 +579,9 @@ pub struct Encoded<'py> {
     pub diffed: bool,
     /// A `bytearray` (msgpack) or a dict to serialize.
     pub record: Bound<'py, PyAny>,
+    /// With `new_versions`: the channels whose version is neither the parent's nor new
+    /// (`unsourced`).
+    pub unsourced: Vec<Bound<'py, PyAny>>,
 }
 
 /// `encode_record`, for Rust callers.
@@ -595,6 +593,7 @@ pub fn encode<'py>(
     inline_max: usize,
     core_keys: &Bound<'py, PyAny>,
     as_bytes: bool,
+    new_versions: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Encoded<'py>> {
     let py = checkpoint.py();
     let get = |k: &Bound<'py, PyString>| -> PyResult<Bound<'py, PyAny>> {
@@ -614,8 +613,21 @@ pub fn encode<'py>(
             out
         }
     };
+    // the channels whose version changed from the parent's, found in one walk over both
+    // (in step: see `changed_in_step`) when the inline values or `new_versions` need them
+    let wants_changed =
+        |p: &StateParts<'py>| new_versions.is_some() || (blobs.is_some() && !p.2.is_empty());
+    let changed = match parent {
+        Some(p) if wants_changed(p) => Some(changed_entries(&cv, &p.0, same_version)?),
+        _ => None,
+    };
+    let unsourced = match (new_versions, &changed) {
+        (Some(nv), Some((ch, _))) => unsourced(ch, nv)?,
+        (Some(nv), None) => unsourced(&cv.iter().collect::<Vec<_>>(), nv)?,
+        (None, _) => Vec::new(),
+    };
     let inline = match blobs {
-        Some(b) => inline_values(&cv, parent, b, inline_max)?,
+        Some(b) => inline_values(&cv, parent.zip(changed.as_ref()), b, inline_max)?,
         None => PyDict::new(py),
     };
     let mut head = vec![
@@ -661,5 +673,6 @@ pub fn encode<'py>(
         inline,
         diffed,
         record: out,
+        unsourced,
     })
 }

@@ -7,7 +7,7 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyDict, PyInt, PyList, PySet, PyString, PyTuple};
 
-use crate::sqlcodec::{encode, unsourced, StateParts};
+use crate::sqlcodec::{encode, StateParts};
 use crate::sqlrows::{blob_list, metadata_text};
 
 /// The parts of a `codec.VersionsState` the encoder reads.
@@ -79,13 +79,6 @@ pub(crate) fn put_tuple<'py>(
     };
     let parent_parts = parent.as_ref().map(parts).transpose()?;
     let base_parts = base.as_ref().map(parts).transpose()?;
-    let cv = checkpoint
-        .get_item(intern!(py, "channel_versions"))?
-        .and_then(|v| v.cast_into::<PyDict>().ok());
-    match cv {
-        Some(cv) if unsourced(&cv, parent_parts.as_ref(), new_versions)?.is_empty() => {}
-        _ => return Ok(None),
-    }
     let enc = encode(
         checkpoint,
         parent_parts.as_ref(),
@@ -94,8 +87,9 @@ pub(crate) fn put_tuple<'py>(
         inline_max,
         core_keys,
         true,
+        Some(new_versions),
     )?;
-    if !enc.record.is_exact_instance_of::<PyByteArray>() {
+    if !enc.record.is_exact_instance_of::<PyByteArray>() || !enc.unsourced.is_empty() {
         return Ok(None);
     }
     let depth: i64 = match &parent {

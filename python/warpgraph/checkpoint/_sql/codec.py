@@ -20,7 +20,10 @@ Optionally (`encode_checkpoint(..., blobs=...)`, used by the SQLite saver) small
 values (<= INLINE_MAX bytes) are also carried in the record, delta-encoded the same way,
 so reads need no blob lookup for them. A checkpoint inherits its parent's inline copies
 while their versions are unchanged, so the SQLite saver writes no blob row for an inlined
-value.
+value. A checkpoint naming a version that is neither its parent's nor new (a copy saved
+under another parent, a fork with no new versions) carries that value too: the encoder
+names such channels (`unsourced`) and the saver finds their inline copies in the thread's
+other records (`SqliteCore.encode_put`).
 """
 
 from __future__ import annotations

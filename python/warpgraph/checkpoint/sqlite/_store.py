@@ -67,6 +67,10 @@ _LOAD_WRITES_ONE = (  # (one checkpoint: no JSON list to build and walk)
     "SELECT checkpoint_id, task_id, channel, type, value FROM wg_writes WHERE thread_id = ? AND "
     "checkpoint_ns = ? AND checkpoint_id = ? ORDER BY task_path, task_id, idx"
 )
+_HAS_BLOB = (
+    "SELECT 1 FROM wg_blobs WHERE thread_id = ? AND checkpoint_ns = ? AND channel = ? "
+    "AND version = ?"
+)
 Key = tuple[str, str, str]
 _UNKNOWN: Any = object()
 LIST_CHUNK = 32  # `list` builds tuples (and fetches their blobs) this many rows at a time
@@ -505,8 +509,10 @@ class SqliteCore(MaintenanceMixin, PendingStatesMixin):
         parent, base = self.parent_and_base(conn, thread, ns, parent_id)
         enc = codec.encode_against(self.serde, checkpoint, parent, base, blobs, new_versions)
         if enc.unsourced:  # (never for the loop's checkpoints)
-            cv = checkpoint["channel_versions"]
-            found = self.find_inline(conn, thread, ns, {ch: cv[ch] for ch in enc.unsourced})
+            cv, values = checkpoint["channel_versions"], checkpoint["channel_values"]
+            # (a channel without a value in the checkpoint had none at that version)
+            wanted = {ch: cv[ch] for ch in enc.unsourced if ch in values}
+            found = self.find_inline(conn, thread, ns, wanted) if wanted else None
             if found:
                 blobs = [*blobs, *found]
                 enc = codec.encode_against(self.serde, checkpoint, parent, base, blobs)
@@ -518,7 +524,8 @@ class SqliteCore(MaintenanceMixin, PendingStatesMixin):
         """Blob rows `(channel, version key, type, bytes)` of the `wanted` {channel: version}
         values kept inline by a stored (or cached: committed, queued or in this transaction)
         checkpoint of (thread, ns); the versions no such checkpoint holds inline are left
-        out (a blob row holds them, or they had no value). Scans the newest records first."""
+        out (a blob row holds them, or they had no value). Scans the newest records first,
+        after the cached states and the blob rows."""
         found: list[tuple[str, str, str, bytes]] = []
         wanted = dict(wanted)
 
@@ -536,6 +543,9 @@ class SqliteCore(MaintenanceMixin, PendingStatesMixin):
             for (t, n, _), state in list(cache.items()):
                 if wanted and t == thread and n == ns:
                     take(state)
+        for ch, v in list(wanted.items()):  # a blob row holds it: reads find that
+            if conn.execute(_HAS_BLOB, (thread, ns, ch, codec.version_key(v))).fetchone():
+                del wanted[ch]
         if not wanted:
             return found
         rows = conn.execute(
