@@ -1,17 +1,20 @@
-"""`put_writes` of a task that already has writes at a checkpoint: the first regular write
-at each `(task_id, idx)` stays (a re-run task must not change what was recorded), a
-special write (idx < 0: errors, interrupts, resume values) is replaced by the latest, as
-LangGraph's savers do. Checked on every path an SQL saver stores writes by: plain calls,
-`put_batch` transactions, the per-run and the shared group-commit writers (Python and
-native), and the async twins."""
+"""`put_writes` of a task that already has writes at a checkpoint: the first write at each
+`(task_id, idx)` stays (a re-run task must not change what was recorded), except that a
+call whose writes are ALL special (idx < 0: errors, interrupts, resume values) replaces
+the rows it names, as LangGraph's SQL savers do (a special write in a mixed call, like a
+task's later RESUME next to regular writes, does not replace the first one). Checked on
+every path an SQL saver stores writes by: plain calls, `put_batch` transactions, the
+per-run and the shared group-commit writers (Python and native), and the async twins.
+(LangGraph's InMemorySaver, like warpgraph's, replaces special writes in any call.)"""
 
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 import uuid
 
 import pytest
-from langgraph.checkpoint.memory import InMemorySaver as RefMemorySaver
+from langgraph.checkpoint.sqlite import SqliteSaver as RefSqliteSaver
 from warpgraph._internal._flags import FAST_PATHS
 from warpgraph.checkpoint._sql import PutOp, WritesOp
 from warpgraph.checkpoint._sql.writer import FailureSink
@@ -19,7 +22,9 @@ from warpgraph.checkpoint.sqlite import SqliteSaver
 from warpgraph.checkpoint.sqlite._native import NativeGroupCommitWriter
 
 FIRST = [("a", 1), ("b", 2), ("__error__", "first error")]
-AGAIN = [("a", 10), ("b", 20), ("c", 30), ("__error__", "second error")]
+AGAIN = [("a", 10), ("b", 20), ("c", 30), ("__error__", "second error"), ("__resume__", "r2")]
+# all special: replaces the rows it names
+SPECIAL = [("__error__", "third error"), ("__interrupt__", "i3")]
 
 
 def _checkpoint(cid: str) -> dict:
@@ -40,20 +45,20 @@ def _ops(thread: str) -> tuple[PutOp, list[WritesOp]]:
         {"configurable": {"thread_id": thread, "checkpoint_ns": ""}}, _checkpoint(cid), {}, {"n": 1}
     )
     cfg = {"configurable": {"thread_id": thread, "checkpoint_ns": "", "checkpoint_id": cid}}
-    return put, [WritesOp(cfg, FIRST, "task-1"), WritesOp(cfg, AGAIN, "task-1")]
+    return put, [WritesOp(cfg, w, "task-1") for w in (FIRST, AGAIN, SPECIAL, AGAIN)]
 
 
 def _expected() -> list[tuple]:
-    """What LangGraph's InMemorySaver keeps for the same calls."""
-    ref = RefMemorySaver()
+    """What LangGraph's SqliteSaver keeps for the same calls."""
+    ref = RefSqliteSaver(sqlite3.connect(":memory:", check_same_thread=False))
     cfg = ref.put(
         {"configurable": {"thread_id": "r", "checkpoint_ns": ""}},
         _checkpoint(str(uuid.uuid4())),
         {},
         {"n": 1},
     )
-    ref.put_writes(cfg, FIRST, "task-1")
-    ref.put_writes(cfg, AGAIN, "task-1")
+    for w in (FIRST, AGAIN, SPECIAL, AGAIN):
+        ref.put_writes(cfg, w, "task-1")
     return sorted(ref.get_tuple(cfg).pending_writes)
 
 
@@ -62,9 +67,16 @@ def _pending(saver, put: PutOp) -> list[tuple]:
     return sorted(saver.get_tuple(cfg).pending_writes)
 
 
-def test_the_reference_keeps_the_first_regular_and_the_last_special_write():
+def test_the_reference_replaces_only_in_an_all_special_call():
     got = {c: v for _, c, v in _expected()}
-    assert got == {"a": 1, "b": 2, "c": 30, "__error__": "second error"}
+    assert got == {
+        "a": 1,
+        "b": 2,
+        "c": 30,
+        "__error__": "third error",
+        "__interrupt__": "i3",
+        "__resume__": "r2",
+    }
 
 
 def _plain(saver, put, writes):
@@ -75,7 +87,8 @@ def _plain(saver, put, writes):
 
 def _batch_each(saver, put, writes):
     saver.put_batch([put, writes[0]])
-    saver.put_batch([writes[1]])
+    for w in writes[1:]:
+        saver.put_batch([w])
 
 
 def _batch_one(saver, put, writes):
@@ -92,14 +105,14 @@ def _run_writer(writer, items_per_submit):
 
 def _own_writer(saver, put, writes):
     with saver.writer() as writer:
-        _run_writer(writer, [[put, writes[0]], [writes[1]]])
+        _run_writer(writer, [[put, writes[0]], *([w] for w in writes[1:])])
 
 
 def _shared_writer(saver, put, writes):
     writer = saver.shared_writer()
     if FAST_PATHS:
         assert isinstance(writer, NativeGroupCommitWriter)
-    _run_writer(writer, [[put, writes[0]], [writes[1]]])
+    _run_writer(writer, [[put, writes[0]], *([w] for w in writes[1:])])
 
 
 def _shared_writer_one_batch(saver, put, writes):
@@ -109,9 +122,7 @@ def _shared_writer_one_batch(saver, put, writes):
 def _python_shared_writer(saver, put, writes):
     writer = saver.shared_writer()
     assert not isinstance(writer, NativeGroupCommitWriter)
-    _run_writer(
-        writer, [[put, writes[0]], [writes[1]], [WritesOp(writes[1].config, AGAIN, "task-1")]]
-    )
+    _run_writer(writer, [[put, writes[0]], *([w] for w in writes[1:])])
 
 
 PATHS = {
@@ -160,7 +171,8 @@ def test_async_sqlite_keeps_the_first_regular_write(tmp_path):
                 await saver.aput_writes(w.config, w.writes, w.task_id)
             put2, writes2 = _ops("b")
             await saver.aput_batch([put2, writes2[0]])
-            await saver.aput_batch([writes2[1]])
+            for w in writes2[1:]:
+                await saver.aput_batch([w])
             out = []
             for p in (put, put2):
                 cfg = {
@@ -185,3 +197,19 @@ def test_postgres_keeps_the_first_regular_write(pg_dsn):
             put, writes = _ops(f"pg-{name}-{uuid.uuid4()}")
             PATHS[name](saver, put, writes)
             assert _pending(saver, put) == _expected(), name
+
+
+def test_memory_saver_replaces_special_writes_in_any_call_like_langgraphs():
+    """LangGraph's InMemorySaver (unlike its SQL savers) replaces a special write even in a
+    mixed call; warpgraph's keeps the same rows."""
+    from langgraph.checkpoint.memory import InMemorySaver as RefMemorySaver
+    from warpgraph.checkpoint.memory import InMemorySaver
+
+    got = []
+    for saver in (RefMemorySaver(), InMemorySaver()):
+        put, writes = _ops("m")
+        _plain(saver, put, writes)
+        got.append(_pending(saver, put))
+    assert got[0] == got[1]
+    assert {c: v for _, c, v in got[1]}["__resume__"] == "r2"
+    assert {c: v for _, c, v in got[1]}["__error__"] == "second error"

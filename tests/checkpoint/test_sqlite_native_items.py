@@ -75,13 +75,15 @@ def _chain(thread: str) -> list[PutOp]:
 
 
 def _steps(thread: str) -> list[list[Any]]:
-    """A run's submissions: per checkpoint after the first, its task's writes (one of
-    them to a special channel) and then the checkpoint."""
+    """A run's submissions: per checkpoint after the first, its task's writes (some to
+    special channels) and then the checkpoint."""
     puts = _chain(thread)
     steps: list[list[Any]] = [[puts[0]]]
     for i, op in enumerate(puts[1:], 1):
         conf = {**op.config["configurable"], "checkpoint_id": puts[i - 1].checkpoint["id"]}
         writes = [("n1", i), ("s", "text"), ("__error__", "boom")] if i % 5 == 0 else [("n1", i)]
+        if i % 7 == 0:  # all special: rows that replace (in a mixed call they are regular)
+            writes = [("__interrupt__", "stop"), ("__error__", "boom")]
         steps.append(
             [WritesOp({"configurable": conf}, writes, f"task-{i}", "~__pregel_pull, step"), op]
         )

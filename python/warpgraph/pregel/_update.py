@@ -286,11 +286,9 @@ def _copy(graph: Any, base: _Base, values: Any) -> Ops:
     parent = saved.parent_config or patch_configurable(
         saved.config, {CONFIG_KEY_CHECKPOINT_ID: None}
     )
-    # LangGraph's update API hands the saver no new versions here (the copy's blobs exist);
-    # warpgraph's SQL savers keep small values inline in the record, inherited from the
-    # parent: the copy's parent is not the checkpoint it copies, so its versions go as new
-    # (other savers store the same blobs again)
-    next_config = yield ("put", parent, cp, metadata, dict(cp["channel_versions"]))
+    # no new versions, as LangGraph's update API: the copy's values were stored with the
+    # checkpoint it copies (the savers find them by version, whatever the copy's parent)
+    next_config = yield ("put", parent, cp, metadata, {})
     if not (isinstance(values, list) and values):
         return _patch_map(next_config, saved.metadata)
     from warpgraph.types import StateUpdate

@@ -414,16 +414,17 @@ fn inherited<'py>(
     cv: &Bound<'py, PyDict>,
     pcv: &Bound<'py, PyDict>,
     pinline: &Bound<'py, PyDict>,
+    changed: &(Vec<Pair<'py>>, usize),
 ) -> PyResult<(Bound<'py, PyDict>, Vec<Bound<'py, PyAny>>)> {
-    // one pass over cv finds the changed channels; when every parent channel is still
-    // there (the usual case), the result is the parent's copy minus the changed ones
-    let (changed, present) = changed_entries(cv, pcv, same_version)?;
+    // `changed`: one pass over cv found the changed channels; when every parent channel
+    // is still there (the usual case), the result is the parent's copy minus those
+    let (changed, present) = changed;
     let inline = pinline.copy()?;
-    if present == pcv.len() {
+    if *present == pcv.len() {
         let mut stale = Vec::new();
         for (ch, _) in changed {
-            if inline.contains(&ch)? {
-                stale.push(ch);
+            if inline.contains(ch)? {
+                stale.push(ch.clone());
             }
         }
         return Ok((inline, stale));
@@ -447,13 +448,15 @@ fn inherited<'py>(
 /// one key order (which `changed_in_step` relies on).
 fn inline_values<'py>(
     cv: &Bound<'py, PyDict>,
-    parent: Option<&StateParts<'py>>,
+    parent: Option<(&StateParts<'py>, &(Vec<Pair<'py>>, usize))>,
     blobs: &Bound<'py, PyAny>,
     inline_max: usize,
 ) -> PyResult<Bound<'py, PyDict>> {
     let py = cv.py();
     let (inline, stale) = match parent {
-        Some((pcv, _, pinline)) if !pinline.is_empty() => inherited(cv, pcv, pinline)?,
+        Some(((pcv, _, pinline), changed)) if !pinline.is_empty() => {
+            inherited(cv, pcv, pinline, changed)?
+        }
         _ => (PyDict::new(py), Vec::new()),
     };
     let mut renewed: Vec<Bound<'py, PyAny>> = Vec::new();
@@ -505,15 +508,17 @@ fn state_size(
 }
 
 /// The SQL savers' record of a checkpoint (see `codec.encode_checkpoint`):
-/// `(channel_versions, versions_seen, inline, diffed, record)`: the state to remember,
-/// whether the record is a delta against `base` (else it holds the full versions), and
+/// `(channel_versions, versions_seen, inline, diffed, record, unsourced)`: the state to
+/// remember, whether the record is a delta against `base` (else it holds the full versions),
 /// the record: a dict to serialize, or (`as_bytes`, when every value in it is an exact
 /// builtin) the msgpack bytes ormsgpack would make of that dict, as a `bytearray` (the
 /// sqlite3 module binds it without its adapter protocol). `core_keys`: the
 /// checkpoint keys the record stores in its own fields (any other key goes to
-/// `record["x"]`).
+/// `record["x"]`). With `new_versions` (the put's), also the channels whose version is neither the
+/// parent's nor a new one (`unsourced`, else an empty list): their values were stored by
+/// an earlier put, which the caller looks up (see `SqliteCore.encode_put`).
 #[pyfunction]
-#[pyo3(signature = (checkpoint, parent, base, blobs, inline_max, core_keys, as_bytes=false))]
+#[pyo3(signature = (checkpoint, parent, base, blobs, inline_max, core_keys, as_bytes=false, new_versions=None))]
 #[allow(clippy::type_complexity, clippy::too_many_arguments)]
 fn encode_record<'py>(
     checkpoint: &Bound<'py, PyDict>,
@@ -523,12 +528,14 @@ fn encode_record<'py>(
     inline_max: usize,
     core_keys: &Bound<'py, PyAny>,
     as_bytes: bool,
+    new_versions: Option<Bound<'py, PyDict>>,
 ) -> PyResult<(
     Bound<'py, PyDict>,
     Bound<'py, PyDict>,
     Bound<'py, PyDict>,
     bool,
     Bound<'py, PyAny>,
+    Bound<'py, PyList>,
 )> {
     let e = encode(
         checkpoint,
@@ -538,8 +545,30 @@ fn encode_record<'py>(
         inline_max,
         core_keys,
         as_bytes,
+        new_versions.as_ref(),
     )?;
-    Ok((e.cv, e.vs, e.inline, e.diffed, e.record))
+    let unsourced = PyList::new(checkpoint.py(), e.unsourced)?;
+    Ok((e.cv, e.vs, e.inline, e.diffed, e.record, unsourced))
+}
+
+/// The channels of `cv` whose version is neither the parent's nor the put's new one
+/// (`new_versions`): a checkpoint that is not its parent's versions plus `new_versions`
+/// (a copy, a fork saved under another parent). Their values were stored by an earlier
+/// put of the thread, maybe only inline in its record. The usual put (the loop's) has
+/// none: its changed channels, found in one walk over `cv` and the parent's in step,
+/// are all new.
+fn unsourced<'py>(
+    changed: &[Pair<'py>],
+    new_versions: &Bound<'py, PyDict>,
+) -> PyResult<Vec<Bound<'py, PyAny>>> {
+    let mut out = Vec::new();
+    for (ch, v) in changed {
+        match new_versions.get_item(ch)? {
+            Some(n) if same_version(&n, v)? => {}
+            _ => out.push(ch.clone()),
+        }
+    }
+    Ok(out)
 }
 
 /// What `encode` makes of a checkpoint (see `encode_record`).
@@ -550,6 +579,9 @@ pub struct Encoded<'py> {
     pub diffed: bool,
     /// A `bytearray` (msgpack) or a dict to serialize.
     pub record: Bound<'py, PyAny>,
+    /// With `new_versions`: the channels whose version is neither the parent's nor new
+    /// (`unsourced`).
+    pub unsourced: Vec<Bound<'py, PyAny>>,
 }
 
 /// `encode_record`, for Rust callers.
@@ -561,6 +593,7 @@ pub fn encode<'py>(
     inline_max: usize,
     core_keys: &Bound<'py, PyAny>,
     as_bytes: bool,
+    new_versions: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Encoded<'py>> {
     let py = checkpoint.py();
     let get = |k: &Bound<'py, PyString>| -> PyResult<Bound<'py, PyAny>> {
@@ -580,8 +613,21 @@ pub fn encode<'py>(
             out
         }
     };
+    // the channels whose version changed from the parent's, found in one walk over both
+    // (in step: see `changed_in_step`) when the inline values or `new_versions` need them
+    let wants_changed =
+        |p: &StateParts<'py>| new_versions.is_some() || (blobs.is_some() && !p.2.is_empty());
+    let changed = match parent {
+        Some(p) if wants_changed(p) => Some(changed_entries(&cv, &p.0, same_version)?),
+        _ => None,
+    };
+    let unsourced = match (new_versions, &changed) {
+        (Some(nv), Some((ch, _))) => unsourced(ch, nv)?,
+        (Some(nv), None) => unsourced(&cv.iter().collect::<Vec<_>>(), nv)?,
+        (None, _) => Vec::new(),
+    };
     let inline = match blobs {
-        Some(b) => inline_values(&cv, parent, b, inline_max)?,
+        Some(b) => inline_values(&cv, parent.zip(changed.as_ref()), b, inline_max)?,
         None => PyDict::new(py),
     };
     let mut head = vec![
@@ -627,5 +673,6 @@ pub fn encode<'py>(
         inline,
         diffed,
         record: out,
+        unsourced,
     })
 }

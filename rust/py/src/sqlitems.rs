@@ -360,6 +360,7 @@ impl SqliteItems {
                 part(1)?,
                 part(2)?,
                 expected.clone(),
+                new_versions.clone().into_any(),
             ],
         )?;
         let state = self.state_cls.bind(py).call1((

@@ -44,7 +44,9 @@ pub(crate) struct Target<'a, 'py> {
 /// checkpoint_row, blob_rows)`. `against`: the parent's and base's `VersionsState`s
 /// (None: a full record). None when part of it needs the Python path: a value the
 /// serializer rejects or a metadata entry left to `json` (that path also names what
-/// cannot be serialized), or a record that is not all builtins.
+/// cannot be serialized), a record that is not all builtins, or a checkpoint naming a
+/// version that is neither its parent's nor new (`sqlcodec::unsourced`: the general path
+/// looks its value up).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn put_tuple<'py>(
     target: &Target<'_, 'py>,
@@ -85,8 +87,9 @@ pub(crate) fn put_tuple<'py>(
         inline_max,
         core_keys,
         true,
+        Some(new_versions),
     )?;
-    if !enc.record.is_exact_instance_of::<PyByteArray>() {
+    if !enc.record.is_exact_instance_of::<PyByteArray>() || !enc.unsourced.is_empty() {
         return Ok(None);
     }
     let depth: i64 = match &parent {

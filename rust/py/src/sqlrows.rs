@@ -98,7 +98,10 @@ pub(crate) fn blob_list<'py>(
 /// The rows of a task's writes: `(regular, special)`, each row
 /// `(thread, ns, checkpoint_id, task_id, idx, channel, type, bytes, task_path)`; idx is
 /// the write's position, or its `idx_map` value (negative) for special channels, which
-/// go to `special` (`codec.write_rows`). Values serialized here come as `bytearray`
+/// go to `special` (`codec.write_rows`), which replaces a task's earlier row, only when
+/// every write is special: in a mixed list they are regular rows, inserted only if
+/// absent (the first one stored wins, as LangGraph's savers have it). Values serialized
+/// here come as `bytearray`
 /// (only the SQLite saver inserts these rows: see `new_blob`).
 #[pyfunction]
 #[allow(clippy::too_many_arguments)]
@@ -152,6 +155,12 @@ pub(crate) fn write_rows_for<'py>(
                 task_path.clone(),
             ],
         )?)?;
+    }
+    if !regular.is_empty() && !special.is_empty() {
+        for row in special.iter() {
+            regular.append(row)?;
+        }
+        return Ok((regular, PyList::empty(py)));
     }
     Ok((regular, special))
 }

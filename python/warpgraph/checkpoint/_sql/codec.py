@@ -20,7 +20,10 @@ Optionally (`encode_checkpoint(..., blobs=...)`, used by the SQLite saver) small
 values (<= INLINE_MAX bytes) are also carried in the record, delta-encoded the same way,
 so reads need no blob lookup for them. A checkpoint inherits its parent's inline copies
 while their versions are unchanged, so the SQLite saver writes no blob row for an inlined
-value.
+value. A checkpoint naming a version that is neither its parent's nor new (a copy saved
+under another parent, a fork with no new versions) carries that value too: the encoder
+names such channels (`unsourced`) and the saver finds their inline copies in the thread's
+other records (`SqliteCore.encode_put`).
 """
 
 from __future__ import annotations
@@ -134,6 +137,9 @@ class EncodedCheckpoint:
     base_id: str | None
     record: Typed
     state: VersionsState
+    # (with the put's new_versions) the channels whose version is neither the parent's
+    # nor new: their values were stored by an earlier put (see `SqliteCore.encode_put`)
+    unsourced: list = field(default_factory=list)
 
 
 INLINE_MAX = 96  # serialized values up to this size are also kept in the record
@@ -145,6 +151,7 @@ def encode_checkpoint(
     parent_state: VersionsState | None,
     find_base: Any,
     blobs: Sequence[tuple[str, str, str, bytes]] | None = None,
+    new_versions: ChannelVersions | None = None,
 ) -> EncodedCheckpoint:
     """Encode `checkpoint` against `parent_state` (None: store full, depth 0).
 
@@ -156,7 +163,7 @@ def encode_checkpoint(
     base = None
     if parent_state is not None:
         base = find_base(parent_state, skip_base_depth(parent_state.depth + 1))
-    return encode_against(serde, checkpoint, parent_state, base, blobs)
+    return encode_against(serde, checkpoint, parent_state, base, blobs, new_versions)
 
 
 def encode_against(
@@ -165,15 +172,18 @@ def encode_against(
     parent_state: VersionsState | None,
     base: VersionsState | None,
     blobs: Sequence[tuple[str, str, str, bytes]] | None = None,
+    new_versions: ChannelVersions | None = None,
 ) -> EncodedCheckpoint:
-    """`encode_checkpoint` with the parent's base state already found (see there)."""
+    """`encode_checkpoint` with the parent's base state already found (see there).
+    `new_versions` (the put's; a dict), when given, lists in `unsourced` the channels whose
+    version is neither the parent's nor new."""
     depth = 0 if parent_state is None else parent_state.depth + 1
     # natively, in one crossing: the versions (the parent's unchanged versions_seen dicts
     # shared), the inline values, and the record: a delta against `base` unless that is at
     # least half the full size (then the full versions, which also start a new chain);
     # with the default serializer, the record comes back as its msgpack bytes (a bytearray,
     # which the sqlite3 module binds without its adapter protocol)
-    cv, vs, inline, diffed, record = _core.encode_record(
+    cv, vs, inline, diffed, record, unsourced = _core.encode_record(
         checkpoint,
         None if parent_state is None else _parts(parent_state),
         None if base is None else _parts(base),
@@ -181,11 +191,19 @@ def encode_against(
         INLINE_MAX,
         CORE_KEYS,
         native_serde(serde),
+        new_versions if type(new_versions) is dict or new_versions is None else dict(new_versions),
     )
     base_id = base.checkpoint_id if diffed else None  # type: ignore[union-attr]
     state = VersionsState(checkpoint["id"], depth, base_id, cv, vs, inline)
     typed = ("msgpack", record) if type(record) is bytearray else _dump(serde, "checkpoint", record)
-    return EncodedCheckpoint(depth, base_id, typed, state)
+    return EncodedCheckpoint(depth, base_id, typed, state, unsourced)
+
+
+def names_inline(record: dict[str, Any], channel: str, version: Any) -> bool:
+    """Whether a stored record sets `channel` to `version` itself (in its delta or its full
+    versions): a candidate for holding that version's value inline (its state tells)."""
+    c = record.get("c")
+    return type(c) is dict and channel in c and decode_version(c[channel]) == version
 
 
 def _parts(state: VersionsState) -> tuple[dict, dict, dict]:
@@ -288,7 +306,9 @@ def write_rows_of(
     task_path: str,
 ) -> tuple[list[tuple], list[tuple]]:
     """The write rows of a task as (regular, special) lists of full table rows
-    (thread_id, ns, checkpoint_id, *row) for the rows of `write_rows` (special: idx < 0).
+    (thread_id, ns, checkpoint_id, *row) for the rows of `write_rows`; special (replacing
+    a task's earlier row) only when every write is special (idx < 0): in a mixed list all
+    rows are regular, inserted only if absent, as LangGraph's savers have it.
     Values the default serializer's native path writes come as `bytearray` (the SQLite
     saver's rows: the sqlite3 module binds those without its adapter protocol)."""
     try:
@@ -307,7 +327,9 @@ def write_rows_of(
         pass
     rows = write_rows(serde, writes, task_id, task_path)
     head = (thread_id, ns, checkpoint_id)
-    return [(*head, *r) for r in rows if r[1] >= 0], [(*head, *r) for r in rows if r[1] < 0]
+    regular = [(*head, *r) for r in rows if r[1] >= 0]
+    special = [(*head, *r) for r in rows if r[1] < 0]
+    return ([], special) if not regular else ([*regular, *special], [])
 
 
 def write_rows(
@@ -316,8 +338,9 @@ def write_rows(
     """(task_id, idx, channel, type, bytes, task_path) rows.
 
     idx is the write's position, or its WRITES_IDX_MAP value (negative) for special
-    channels. Savers insert rows with idx >= 0 only if absent (idempotent retries) and
-    replace rows with a negative idx (the latest special write wins), like InMemorySaver.
+    channels. Savers insert rows only if absent (idempotent retries), except that a call
+    whose writes are all special replaces existing rows (the latest wins), like
+    LangGraph's savers (`write_rows_of`).
     """
     rows = []
     for pos, (channel, value) in enumerate(writes):

@@ -383,10 +383,11 @@ _WRITES_FENCE = f"SELECT {FENCE_HEAD}($1, $2, $6::text) AS ok"
 
 
 @functools.lru_cache(maxsize=64)
-def put_writes_parts(n_rows: int, fenced: bool = False) -> Parts:
+def put_writes_parts(n_rows: int, fenced: bool = False, replace: bool = True) -> Parts:
     """The put_writes statement for `n_rows` rows: a VALUES list for a few, unnest for many.
-    Rows with idx >= 0 are inserted only if absent; special ones (idx < 0) replace.
-    `fenced`: the head is checked first (parameter 6: the expected head)."""
+    Rows with idx >= 0 are inserted only if absent; special ones (idx < 0) replace when
+    `replace` (a call whose writes are all special), else they are inserted only if absent
+    too. `fenced`: the head is checked first (parameter 6: the expected head)."""
     first = _WRITES_FIXED + 1 + fenced
     if n_rows > _VALUES_MAX:
         source = _rows_source(
@@ -412,7 +413,7 @@ INSERT INTO {WRITES} (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, cha
 ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO UPDATE SET
     channel = EXCLUDED.channel, type = EXCLUDED.type, blob = EXCLUDED.blob,
     task_path = EXCLUDED.task_path
-WHERE EXCLUDED.idx < 0""",
+WHERE {"EXCLUDED.idx < 0" if replace else "false"}""",
     )
 
 
@@ -424,17 +425,27 @@ def put_writes_op(
     task_path: str,
     expected_head: Any = NO_EXPECTATION,
 ) -> Write:
-    """Store a task's writes: idempotent per (task_id, idx >= 0); special writes replace.
+    """Store a task's writes: idempotent per (task_id, idx); when all of them are special
+    (WRITES_IDX_MAP), they replace existing rows instead, as LangGraph's savers have it.
     With an expected head, raise CheckpointConflictError unless the thread/ns head is
     still that id (None: no head)."""
     conf = config["configurable"]
     dumps = serde.dumps_typed
     special = WRITES_IDX_MAP.get
-    try:  # one row per idx, the last wins (an upsert may touch a row only once per statement)
-        by_idx = {
-            (idx := special(ch, pos)): (idx, ch, *dumps(value))
-            for pos, (ch, value) in enumerate(writes)
-        }
+    try:  # one row per idx (an upsert may touch a row only once per statement): the last
+        # one when they replace, else the first (the later ones would be ignored)
+        replace = all(ch in WRITES_IDX_MAP for ch, _ in writes)
+        if replace:
+            by_idx = {
+                (idx := special(ch, pos)): (idx, ch, *dumps(value))
+                for pos, (ch, value) in enumerate(writes)
+            }
+        else:
+            by_idx = {}
+            for pos, (ch, value) in enumerate(writes):
+                idx = special(ch, pos)
+                if idx not in by_idx:
+                    by_idx[idx] = (idx, ch, *dumps(value))
     except TypeError:  # let the codec raise its error naming the channel
         codec.write_rows(serde, writes, task_id, task_path)
         raise
@@ -451,15 +462,15 @@ def put_writes_op(
         params.append(expected_head)
     _add_rows(params, list(by_idx.values()))
     n = min(len(by_idx), _VALUES_MAX + 1)
-    parts = put_writes_parts(n, fenced)
-    sql = put_writes_sql(n) if fenced else parts.final
+    parts = put_writes_parts(n, fenced, replace)
+    sql = put_writes_sql(n, replace) if fenced else parts.final
     return Write(Query(sql, params, raw=True, parts=parts))
 
 
 @functools.lru_cache(maxsize=64)
-def put_writes_sql(n_rows: int) -> str:
+def put_writes_sql(n_rows: int, replace: bool = True) -> str:
     """The fenced put_writes statement's SQL (see `put_writes_parts`)."""
-    return render(put_writes_parts(n_rows, True))
+    return render(put_writes_parts(n_rows, True, replace))
 
 
 _NOTHING = Write(None)

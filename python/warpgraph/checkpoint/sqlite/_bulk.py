@@ -107,7 +107,7 @@ def run_bulk(core: Any, conn: sqlite3.Connection, steps: Sequence[Any]) -> list[
             special += step[1]
             out.append(None)
             continue
-        thread, ns, cid, _, _, _, _, _, expected = step
+        thread, ns, cid, _, _, _, _, _, expected, _ = step
         key = (thread, ns)
         head = heads.get(key, _UNKNOWN)
         if head is _UNKNOWN:  # nothing of this batch is inserted for `key` yet

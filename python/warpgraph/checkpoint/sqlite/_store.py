@@ -67,6 +67,10 @@ _LOAD_WRITES_ONE = (  # (one checkpoint: no JSON list to build and walk)
     "SELECT checkpoint_id, task_id, channel, type, value FROM wg_writes WHERE thread_id = ? AND "
     "checkpoint_ns = ? AND checkpoint_id = ? ORDER BY task_path, task_id, idx"
 )
+_HAS_BLOB = (
+    "SELECT 1 FROM wg_blobs WHERE thread_id = ? AND checkpoint_ns = ? AND channel = ? "
+    "AND version = ?"
+)
 Key = tuple[str, str, str]
 _UNKNOWN: Any = object()
 LIST_CHUNK = 32  # `list` builds tuples (and fetches their blobs) this many rows at a time
@@ -376,7 +380,7 @@ class SqliteCore(MaintenanceMixin, PendingStatesMixin):
     # --- writes -----------------------------------------------------------------------
     # A prepared operation (serialized outside any transaction) is a plain tuple, run by
     # `store`: a put's (thread, ns, cid, parent_id, checkpoint, blob rows, metadata JSON,
-    # run_id, expected head), or a writes op's (regular rows, special rows, fence), its
+    # run_id, expected head, new versions), or a writes op's (regular rows, special rows, fence), its
     # fence None or (thread, ns, expected head).
     def prepare(self, op: PutOp | WritesOp) -> tuple:
         """Serialize an operation (outside any transaction); returns its prepared tuple."""
@@ -389,7 +393,18 @@ class SqliteCore(MaintenanceMixin, PendingStatesMixin):
             if expected is NO_EXPECTATION:  # maybe set through the config
                 expected = expected_head_of(op.config)
             cid = checkpoint["id"]
-            return (thread, ns, cid, parent_id, checkpoint, blobs, metadata, run_id, expected)
+            return (
+                thread,
+                ns,
+                cid,
+                parent_id,
+                checkpoint,
+                blobs,
+                metadata,
+                run_id,
+                expected,
+                op.new_versions,
+            )
         if isinstance(op, WritesOp):
             thread, ns, cid = _target(op.config)
             if not cid:
@@ -411,8 +426,8 @@ class SqliteCore(MaintenanceMixin, PendingStatesMixin):
     def put_rows(self, conn: sqlite3.Connection, prepared: tuple) -> tuple:
         """A prepared put encoded: `(checkpoint row, blob rows, state)` (`_core.SqliteItems`
         makes the same in one crossing)."""
-        thread, ns, cid, parent_id, checkpoint, blobs, metadata, run_id, _ = prepared
-        enc = self.encode_put(conn, thread, ns, parent_id, checkpoint, blobs)
+        thread, ns, cid, parent_id, checkpoint, blobs, metadata, run_id, _, new = prepared
+        enc, blobs = self.encode_put(conn, thread, ns, parent_id, checkpoint, blobs, new)
         row = checkpoint_row(thread, ns, cid, parent_id, enc, run_id, metadata)
         return row, blob_rows_to_store(thread, ns, blobs, enc), enc.state
 
@@ -447,7 +462,7 @@ class SqliteCore(MaintenanceMixin, PendingStatesMixin):
             if special:
                 self.cursor(conn).executemany(_REPLACE_WRITES, special)
             return None
-        thread, ns, cid, parent_id, checkpoint, blobs, metadata, run_id, expected = prepared
+        thread, ns, cid, parent_id, checkpoint, blobs, metadata, run_id, expected, new = prepared
         cur = self.cursor(conn)
         if expected is not NO_EXPECTATION:
             self.check_fence(cur, thread, ns, expected, heads)
@@ -455,7 +470,7 @@ class SqliteCore(MaintenanceMixin, PendingStatesMixin):
             head = heads.get((thread, ns), _UNKNOWN)
             if head is not _UNKNOWN:
                 heads[(thread, ns)] = cid if head is None or cid > head else head
-        enc = self.encode_put(conn, thread, ns, parent_id, checkpoint, blobs)
+        enc, blobs = self.encode_put(conn, thread, ns, parent_id, checkpoint, blobs, new)
         row = checkpoint_row(thread, ns, cid, parent_id, enc, run_id, metadata)
         if cur.execute(_INSERT_CP, row).rowcount == 0:
             # the same id stored again: re-base its dependents, store it in full
@@ -481,10 +496,71 @@ class SqliteCore(MaintenanceMixin, PendingStatesMixin):
         parent_id: str | None,
         checkpoint: Any,
         blobs: list,
-    ) -> codec.EncodedCheckpoint:
-        """Encode a checkpoint against its parent's (cached or stored) versions."""
+        new_versions: Any = None,
+    ) -> tuple[codec.EncodedCheckpoint, list]:
+        """Encode a checkpoint against its parent's (cached or stored) versions: the
+        encoding and the put's blob rows.
+
+        A version that is neither the parent's nor one of `new_versions` (a copy of another
+        checkpoint, a fork saved under another parent) had its value stored by an earlier
+        put: in a blob row, which reads find, or only inline in the records of the
+        checkpoints naming it. Then that inline copy is found (`find_inline`) and carried
+        by this put like a new value (in its record, or a blob row when too large)."""
         parent, base = self.parent_and_base(conn, thread, ns, parent_id)
-        return codec.encode_against(self.serde, checkpoint, parent, base, blobs)
+        enc = codec.encode_against(self.serde, checkpoint, parent, base, blobs, new_versions)
+        if enc.unsourced:  # (never for the loop's checkpoints)
+            cv, values = checkpoint["channel_versions"], checkpoint["channel_values"]
+            # (a channel without a value in the checkpoint had none at that version)
+            wanted = {ch: cv[ch] for ch in enc.unsourced if ch in values}
+            found = self.find_inline(conn, thread, ns, wanted) if wanted else None
+            if found:
+                blobs = [*blobs, *found]
+                enc = codec.encode_against(self.serde, checkpoint, parent, base, blobs)
+        return enc, blobs
+
+    def find_inline(
+        self, conn: sqlite3.Connection, thread: str, ns: str, wanted: dict[str, Any]
+    ) -> list[tuple[str, str, str, bytes]]:
+        """Blob rows `(channel, version key, type, bytes)` of the `wanted` {channel: version}
+        values kept inline by a stored (or cached: committed, queued or in this transaction)
+        checkpoint of (thread, ns); the versions no such checkpoint holds inline are left
+        out (a blob row holds them, or they had no value). Scans the newest records first,
+        after the cached states and the blob rows."""
+        found: list[tuple[str, str, str, bytes]] = []
+        wanted = dict(wanted)
+
+        def take(state: VersionsState) -> None:
+            for ch in [ch for ch, v in wanted.items() if ch in state.inline]:
+                if state.channel_versions.get(ch) == wanted[ch]:
+                    found.append((ch, codec.version_key(wanted.pop(ch)), *state.inline[ch]))
+
+        caches = [
+            self._txn_states or {},
+            self._states,
+            {k: s for k, (_, s) in self._pending.items()},
+        ]
+        for cache in caches:
+            for (t, n, _), state in list(cache.items()):
+                if wanted and t == thread and n == ns:
+                    take(state)
+        for ch, v in list(wanted.items()):  # a blob row holds it: reads find that
+            if conn.execute(_HAS_BLOB, (thread, ns, ch, codec.version_key(v))).fetchone():
+                del wanted[ch]
+        if not wanted:
+            return found
+        rows = conn.execute(
+            "SELECT checkpoint_id, depth, base_id, type, checkpoint FROM wg_checkpoints "
+            "WHERE thread_id = ? AND checkpoint_ns = ? ORDER BY checkpoint_id DESC",
+            (thread, ns),
+        )
+        loads = self.serde.loads_typed
+        for cid, depth, base_id, typ, blob in rows:
+            record = loads((typ, blob))
+            if any(codec.names_inline(record, ch, v) for ch, v in wanted.items()):
+                take(self._state_for(conn, thread, ns, cid, depth, base_id, record))
+                if not wanted:
+                    break
+        return found
 
     def parent_and_base(
         self, conn: sqlite3.Connection, thread: str, ns: str, parent_id: str | None
@@ -514,6 +590,7 @@ class SqliteCore(MaintenanceMixin, PendingStatesMixin):
         self.detach(conn, thread, ns, {cid})
         self.forget()
         parent = self.state_of(conn, thread, ns, parent_id) if parent_id else None
+        # (`blobs` holds the values `encode_put` found for it already)
         return codec.encode_checkpoint(self.serde, checkpoint, parent, _no_base, blobs)
 
     def put(self, conn: sqlite3.Connection, op: PutOp) -> RunnableConfig:
