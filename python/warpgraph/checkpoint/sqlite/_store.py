@@ -67,7 +67,23 @@ _LOAD_WRITES_ONE = (  # (one checkpoint: no JSON list to build and walk)
     "SELECT checkpoint_id, task_id, channel, type, value FROM wg_writes WHERE thread_id = ? AND "
     "checkpoint_ns = ? AND checkpoint_id = ? ORDER BY task_path, task_id, idx"
 )
+# `get_tuple` in one statement: the checkpoint row (k = 0) and its writes (k = 1, in
+# their order: task_path, task_id, idx), `{cid}` the id parameter or the head's subquery
+_ONE_TUPLE = (
+    f"SELECT 0 AS k, {_COLS} FROM wg_checkpoints "
+    "WHERE thread_id = ?1 AND checkpoint_ns = ?2 AND checkpoint_id = {cid} "
+    "UNION ALL SELECT 1, task_path, task_id, idx, task_id, channel, NULL, type, value, NULL "
+    "FROM wg_writes WHERE thread_id = ?1 AND checkpoint_ns = ?2 AND checkpoint_id = {cid} "
+    "ORDER BY k, thread_id, checkpoint_ns, checkpoint_id"
+)
+_TUPLE_BY_ID = _ONE_TUPLE.format(cid="?3")
+_TUPLE_HEAD = _ONE_TUPLE.format(
+    cid="(SELECT max(checkpoint_id) FROM wg_checkpoints WHERE thread_id = ?1 "
+    "AND checkpoint_ns = ?2)"
+)
 Key = tuple[str, str, str]
+BLOB_CACHE = 1024  # blob rows (or their absence) kept per saver, each at most BLOB_CACHE_MAX
+BLOB_CACHE_MAX = 16 * 1024
 _UNKNOWN: Any = object()
 LIST_CHUNK = 32  # `list` builds tuples (and fetches their blobs) this many rows at a time
 
@@ -112,6 +128,11 @@ class SqliteCore(MaintenanceMixin, PendingStatesMixin):
         )
         self._cursor_conn: sqlite3.Connection | None = None
         self._cursor: sqlite3.Cursor | None = None
+        # (thread, ns, channel, version) -> its blob row's (type, bytes), or None for no
+        # row or an "empty" one: a version's blob is written once, with the first
+        # checkpoint holding that version (versions are unique: random fraction), so a
+        # read may keep it until the thread is deleted or copied over (`forget`)
+        self._blobs: dict[tuple[str, str, str, str], tuple[str, bytes] | None] = {}
 
     def cursor(self, conn: sqlite3.Connection) -> sqlite3.Cursor:
         """A cursor of `conn` kept for the write path's statements, each consumed at once
@@ -142,6 +163,7 @@ class SqliteCore(MaintenanceMixin, PendingStatesMixin):
     def forget(self) -> None:
         """Drop cached version states (after deletes / copies)."""
         self._states.clear()
+        self._blobs.clear()
         if self._txn_states is not None:
             self._txn_states.clear()
 
@@ -210,19 +232,14 @@ class SqliteCore(MaintenanceMixin, PendingStatesMixin):
     def get_tuple(self, conn: sqlite3.Connection, config: RunnableConfig) -> CheckpointTuple | None:
         thread, ns, cid = _target(config)
         if cid:
-            row = conn.execute(
-                f"{_SELECT} WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
-                (thread, ns, cid),
-            ).fetchone()
+            rows = conn.execute(_TUPLE_BY_ID, (thread, ns, cid)).fetchall()
         else:
-            row = conn.execute(
-                f"{_SELECT} WHERE thread_id = ? AND checkpoint_ns = ? "
-                "ORDER BY checkpoint_id DESC LIMIT 1",
-                (thread, ns),
-            ).fetchone()
-        if row is None:
+            rows = conn.execute(_TUPLE_HEAD, (thread, ns)).fetchall()
+        if not rows or rows[0][0] != 0:
             return None
-        return self.build_tuple(conn, row, config if cid else None)
+        row = rows[0][1:]
+        writes = {(row[0], row[1], row[2]): [(w[4], w[5], w[7], w[8]) for w in rows[1:]]}
+        return self.build_many(conn, [row], config if cid else None, writes)[0]
 
     def list_rows(
         self,
@@ -310,11 +327,15 @@ class SqliteCore(MaintenanceMixin, PendingStatesMixin):
         conn: sqlite3.Connection,
         rows: Sequence[Sequence[Any]],
         config: RunnableConfig | None = None,
+        fetched: dict[tuple[str, str, str], list] | None = None,
     ) -> list[CheckpointTuple]:
         """Tuples for checkpoint rows: one query for all their blobs (each distinct
-        (channel, version) fetched once) and one per (thread, ns) for their writes."""
+        (channel, version) fetched once; none if all are cached) and, unless `fetched`
+        holds their (task_id, channel, type, value) writes, one per (thread, ns)."""
         loads = self.serde.loads_typed
         decoded = []
+        cache = self._blobs
+        blobs: dict[tuple, tuple[str, bytes]] = {}  # the values read from blob rows
         wanted: dict[tuple[str, str, str, str], None] = {}
         for thread, ns, cid, parent_id, base_id, depth, typ, blob, metadata in rows:
             record = loads((typ, blob))
@@ -326,28 +347,45 @@ class SqliteCore(MaintenanceMixin, PendingStatesMixin):
             ]
             for ch, vk in keys:
                 if vk is not None:
-                    wanted[(thread, ns, ch, vk)] = None
+                    key = (thread, ns, ch, vk)
+                    if key in cache:
+                        if (hit := cache[key]) is not None:
+                            blobs[key] = hit
+                    else:
+                        wanted[key] = None
             decoded.append((thread, ns, cid, parent_id, record, state, metadata, keys))
-        blobs: dict[tuple, tuple[str, bytes]] = {}
         if wanted:
             keys_list = list(wanted)
+            found = {}
             for idx, t, b in conn.execute(_LOAD_BLOBS, (json.dumps(keys_list),)):
-                if t != "empty":
-                    blobs[keys_list[idx]] = (t, b)
+                found[keys_list[idx]] = None if t == "empty" else (t, b)
+            if len(cache) + len(keys_list) > BLOB_CACHE:
+                cache.clear()
+            for key in keys_list:
+                hit = found.get(key)
+                if hit is None:
+                    cache[key] = None
+                    continue
+                blobs[key] = hit
+                if hit[1] is None or len(hit[1]) <= BLOB_CACHE_MAX:
+                    cache[key] = hit  # (a larger one is read again next time)
         writes: dict[tuple[str, str, str], list] = {}
-        groups: dict[tuple[str, str], list[str]] = {}
-        for d in decoded:
-            groups.setdefault((d[0], d[1]), []).append(d[2])
-        for (thread, ns), ids in groups.items():
-            if len(ids) == 1:
-                query, params = _LOAD_WRITES_ONE, (thread, ns, ids[0])
-            else:
-                query, params = _LOAD_WRITES, (thread, ns, json.dumps(ids))
-            rows = conn.execute(query, params).fetchall()
-            for (cid, task_id, channel, _, _), value in zip(
-                rows, loads_many(self.serde, [(t, v) for *_, t, v in rows])
-            ):
-                writes.setdefault((thread, ns, cid), []).append((task_id, channel, value))
+        if fetched is None:
+            fetched = {}
+            groups: dict[tuple[str, str], list[str]] = {}
+            for d in decoded:
+                groups.setdefault((d[0], d[1]), []).append(d[2])
+            for (thread, ns), ids in groups.items():
+                if len(ids) == 1:
+                    query, params = _LOAD_WRITES_ONE, (thread, ns, ids[0])
+                else:
+                    query, params = _LOAD_WRITES, (thread, ns, json.dumps(ids))
+                for cid, *rest in conn.execute(query, params).fetchall():
+                    fetched.setdefault((thread, ns, cid), []).append(rest)
+        for key, held in fetched.items():
+            if held:
+                values = loads_many(self.serde, [(t, v) for _, _, t, v in held])
+                writes[key] = [(r[0], r[1], v) for r, v in zip(held, values)]
         out = []
         for thread, ns, cid, parent_id, record, state, metadata, keys in decoded:
             channels, stored = [], []
