@@ -238,7 +238,8 @@ class SqliteCore(MaintenanceMixin, PendingStatesMixin):
         if not rows or rows[0][0] != 0:
             return None
         row = rows[0][1:]
-        writes = {(row[0], row[1], row[2]): [(w[4], w[5], w[7], w[8]) for w in rows[1:]]}
+        found = row[2]
+        writes = {(row[0], row[1]): [(found, w[4], w[5], w[7], w[8]) for w in rows[1:]]}
         return self.build_many(conn, [row], config if cid else None, writes)[0]
 
     def list_rows(
@@ -327,11 +328,12 @@ class SqliteCore(MaintenanceMixin, PendingStatesMixin):
         conn: sqlite3.Connection,
         rows: Sequence[Sequence[Any]],
         config: RunnableConfig | None = None,
-        fetched: dict[tuple[str, str, str], list] | None = None,
+        fetched: dict[tuple[str, str], list] | None = None,
     ) -> list[CheckpointTuple]:
         """Tuples for checkpoint rows: one query for all their blobs (each distinct
         (channel, version) fetched once; none if all are cached) and, unless `fetched`
-        holds their (task_id, channel, type, value) writes, one per (thread, ns)."""
+        holds their writes ({(thread, ns): [(checkpoint_id, task_id, channel, type, value)]}
+        in order), one per (thread, ns)."""
         loads = self.serde.loads_typed
         decoded = []
         cache = self._blobs
@@ -380,12 +382,11 @@ class SqliteCore(MaintenanceMixin, PendingStatesMixin):
                     query, params = _LOAD_WRITES_ONE, (thread, ns, ids[0])
                 else:
                     query, params = _LOAD_WRITES, (thread, ns, json.dumps(ids))
-                for cid, *rest in conn.execute(query, params).fetchall():
-                    fetched.setdefault((thread, ns, cid), []).append(rest)
-        for key, held in fetched.items():
-            if held:
-                values = loads_many(self.serde, [(t, v) for _, _, t, v in held])
-                writes[key] = [(r[0], r[1], v) for r, v in zip(held, values)]
+                fetched[(thread, ns)] = conn.execute(query, params).fetchall()
+        for (thread, ns), got in fetched.items():
+            values = loads_many(self.serde, [(r[3], r[4]) for r in got])
+            for (cid, task_id, channel, _, _), value in zip(got, values):
+                writes.setdefault((thread, ns, cid), []).append((task_id, channel, value))
         out = []
         for thread, ns, cid, parent_id, record, state, metadata, keys in decoded:
             channels, stored = [], []
