@@ -25,7 +25,7 @@ from warpgraph.checkpoint._sql import (
     expected_head_of,
 )
 from warpgraph.checkpoint._sql.codec import VersionsState
-from warpgraph.checkpoint._sql.values import loads_many
+from warpgraph.checkpoint._sql.values import loads_many, msgpack_payload, unpack_payload
 from warpgraph.checkpoint.base import (
     EXCLUDED_METADATA_KEYS,
     CheckpointTuple,
@@ -84,6 +84,7 @@ _TUPLE_HEAD = _ONE_TUPLE.format(
 Key = tuple[str, str, str]
 BLOB_CACHE = 1024  # blob rows (or their absence) kept per saver, each at most BLOB_CACHE_MAX
 BLOB_CACHE_MAX = 16 * 1024
+PLAN_MAX = 16 * 1024  # a read plan keeps its inline values' msgpack array up to this size
 _UNKNOWN: Any = object()
 LIST_CHUNK = 32  # `list` builds tuples (and fetches their blobs) this many rows at a time
 
@@ -133,6 +134,7 @@ class SqliteCore(MaintenanceMixin, PendingStatesMixin):
         # checkpoint holding that version (versions are unique: random fraction), so a
         # read may keep it until the thread is deleted or copied over (`forget`)
         self._blobs: dict[tuple[str, str, str, str], tuple[str, bytes] | None] = {}
+        self._plans: dict[Key, tuple] = {}  # see `_plan`
 
     def cursor(self, conn: sqlite3.Connection) -> sqlite3.Cursor:
         """A cursor of `conn` kept for the write path's statements, each consumed at once
@@ -164,6 +166,7 @@ class SqliteCore(MaintenanceMixin, PendingStatesMixin):
         """Drop cached version states (after deletes / copies)."""
         self._states.clear()
         self._blobs.clear()
+        self._plans.clear()
         if self._txn_states is not None:
             self._txn_states.clear()
 
@@ -318,6 +321,23 @@ class SqliteCore(MaintenanceMixin, PendingStatesMixin):
         more = (SqliteCore.list_chunk, (rows, end)) if end < len(rows) else None
         return self.build_many(conn, rows[start:end]), more
 
+    def _plan(self, thread: str, ns: str, cid: str, state: VersionsState) -> tuple:
+        """How a checkpoint's values are read, kept per checkpoint while its cached state is
+        that very object: (state, its blob keys, [(channel, blob key or None if inline)],
+        the inline channels, their msgpack array or None)."""
+        inline = state.inline
+        keys = [
+            (ch, None if ch in inline else (thread, ns, ch, codec.version_key(v)))
+            for ch, v in state.channel_versions.items()
+        ]
+        inlined = tuple(ch for ch, key in keys if key is None)
+        payload = msgpack_payload(self.serde, [inline[ch] for ch in inlined], PLAN_MAX)
+        plan = (state, [key for _, key in keys if key is not None], keys, inlined, payload)
+        if len(self._plans) >= self.cache_size:
+            self._plans.clear()
+        self._plans[(thread, ns, cid)] = plan
+        return plan
+
     def build_tuple(
         self, conn: sqlite3.Connection, row: Sequence[Any], config: RunnableConfig | None = None
     ) -> CheckpointTuple:
@@ -339,23 +359,20 @@ class SqliteCore(MaintenanceMixin, PendingStatesMixin):
         cache = self._blobs
         blobs: dict[tuple, tuple[str, bytes]] = {}  # the values read from blob rows
         wanted: dict[tuple[str, str, str, str], None] = {}
+        plans = self._plans
         for thread, ns, cid, parent_id, base_id, depth, typ, blob, metadata in rows:
             record = loads((typ, blob))
             state = self._state_for(conn, thread, ns, cid, depth, base_id, record)
-            inline = state.inline
-            keys = [
-                (ch, None if ch in inline else codec.version_key(v))
-                for ch, v in state.channel_versions.items()
-            ]
-            for ch, vk in keys:
-                if vk is not None:
-                    key = (thread, ns, ch, vk)
-                    if key in cache:
-                        if (hit := cache[key]) is not None:
-                            blobs[key] = hit
-                    else:
-                        wanted[key] = None
-            decoded.append((thread, ns, cid, parent_id, record, state, metadata, keys))
+            plan = plans.get((thread, ns, cid))
+            if plan is None or plan[0] is not state:
+                plan = self._plan(thread, ns, cid, state)
+            for key in plan[1]:
+                if key in cache:
+                    if (hit := cache[key]) is not None:
+                        blobs[key] = hit
+                else:
+                    wanted[key] = None
+            decoded.append((thread, ns, cid, parent_id, record, state, metadata, plan))
         if wanted:
             keys_list = list(wanted)
             found = {}
@@ -388,16 +405,24 @@ class SqliteCore(MaintenanceMixin, PendingStatesMixin):
             for (cid, task_id, channel, _, _), value in zip(got, values):
                 writes.setdefault((thread, ns, cid), []).append((task_id, channel, value))
         out = []
-        for thread, ns, cid, parent_id, record, state, metadata, keys in decoded:
-            channels, stored = [], []
-            for ch, vk in keys:
-                if vk is None:
-                    channels.append(ch)
-                    stored.append(state.inline[ch])
-                elif (thread, ns, ch, vk) in blobs:
-                    channels.append(ch)
-                    stored.append(blobs[(thread, ns, ch, vk)])
-            values = dict(zip(channels, loads_many(self.serde, stored)))
+        for thread, ns, cid, parent_id, record, state, metadata, plan in decoded:
+            _, blob_keys, keys, inlined, payload = plan
+            values = None
+            if payload is not None and not any(k in blobs for k in blob_keys):
+                try:  # (every value inline: one decoder call, fresh objects)
+                    values = dict(zip(inlined, unpack_payload(self.serde, payload)))
+                except (ValueError, TypeError, RecursionError):
+                    pass  # each value again below: the failing one raises its own error
+            if values is None:
+                channels, stored = [], []
+                for ch, key in keys:
+                    if key is None:
+                        channels.append(ch)
+                        stored.append(state.inline[ch])
+                    elif key in blobs:
+                        channels.append(ch)
+                        stored.append(blobs[key])
+                values = dict(zip(channels, loads_many(self.serde, stored)))
             out.append(
                 CheckpointTuple(
                     config=config or codec.config_of(thread, ns, cid),
