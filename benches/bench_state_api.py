@@ -11,7 +11,7 @@ Cases (group = case/saver, one benchmark per library):
 * `get_state`: `graph.get_state(config)` on a thread of 1,000 checkpoints (a 10-key state).
 * `history10`: `list(graph.get_state_history(config, limit=10))` on that thread.
 * `update_state`: `graph.update_state(config, {"n1": ...})` on that thread (a new
-  checkpoint each; skipped while warpgraph has no update_state).
+  checkpoint each, so the thread grows by each call: the other cases then read it).
 * `interrupt_resume`: a new thread runs to a node that calls `interrupt()`, then
   `invoke(Command(resume=...))` finishes it (both invokes timed).
 * `resume_crashed`: a 100-step loop whose node raised at step 98 (the run "crashed",

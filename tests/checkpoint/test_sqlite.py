@@ -478,7 +478,8 @@ def test_queries_use_indexes_on_a_100k_checkpoint_database(tmp_path) -> None:
                 assert "channel=? AND version=?" in plan, plan
                 blob_loads += 1
             checked += 1
-        assert checked >= 10 and blob_loads >= 2
+        # (blob rows once read are cached: later reads of the same versions need no query)
+        assert checked >= 10 and blob_loads >= 1
         plan = " ".join(
             r[3]
             for r in s.conn.execute(

@@ -16,7 +16,13 @@ from warpgraph._internal._constants import (
     NS_SEP,
     NULL_TASK_ID,
 )
-from warpgraph.config import ensure_config, merge_configs, recast_checkpoint_ns
+from warpgraph.config import (
+    CONFIG_KEYS,
+    current_config,
+    ensure_config,
+    merge_configs,
+    recast_checkpoint_ns,
+)
 from warpgraph.pregel import _engine
 from warpgraph.pregel._io import read_channels
 from warpgraph.pregel._persist import foreign_tuple
@@ -73,7 +79,12 @@ class SnapshotMixin:
     """get_state / get_state_history for Pregel."""
 
     def _state_checkpointer(self, config: dict) -> Any:
-        saver = self._resolve_checkpointer(ensure_config(config))  # type: ignore[attr-defined]
+        if config and current_config() is None and all(k in CONFIG_KEYS for k in config):
+            # (outside a task `ensure_config` would only copy `config`'s configurable)
+            conf = config.get(CONF)
+            saver = self._resolve_checkpointer({CONF: conf} if conf else {})  # type: ignore[attr-defined]
+        else:
+            saver = self._resolve_checkpointer(ensure_config(config))  # type: ignore[attr-defined]
         if saver is None or saver is True:
             raise ValueError("No checkpointer set")
         return saver

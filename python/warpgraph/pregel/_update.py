@@ -43,7 +43,7 @@ from warpgraph.errors import InvalidUpdateError
 from warpgraph.pregel import _engine, _persist
 from warpgraph.pregel._algo import _local_read, now
 from warpgraph.pregel._io import map_input
-from warpgraph.pregel._persist import _convert, _has_param, foreign_types, from_foreign
+from warpgraph.pregel._persist import _convert, capabilities, foreign_types, from_foreign
 from warpgraph.pregel.debug import read_task_statuses
 
 __all__ = ("adrive_update", "bulk_update", "check_supersteps", "drive_update", "infer_as_node")
@@ -396,9 +396,7 @@ class _Saver:
     def __init__(self, saver: Any, is_async: bool) -> None:
         self.saver = saver
         self.foreign = foreign_types(saver)
-        self.task_path = _has_param(
-            saver.aput_writes if is_async else saver.put_writes, "task_path"
-        )
+        self.task_path = capabilities(saver, is_async)[3]  # (detected once per saver type)
 
     def put_args(self, op: tuple) -> tuple:
         _, config, cp, metadata, new_versions = op

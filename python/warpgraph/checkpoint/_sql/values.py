@@ -1,7 +1,7 @@
 """Decoding many stored values at once (a snapshot's channel values, a tuple's writes).
 
 With warpgraph's default serializer a value is stored as ("msgpack", bytes), each bytes
-one complete msgpack object. `loads_many` decodes a list of them in ONE `ormsgpack` call:
+one complete msgpack object (or as ("null", b""): None, decoded as msgpack's nil). `loads_many` decodes a list of them in ONE `ormsgpack` call:
 their bytes joined behind a msgpack array header decode as the list of the values (with
 the serializer's own extension hook and options), instead of three Python calls and a
 crossing per value. Any value of another type, another serializer, or a batch that fails
@@ -17,9 +17,10 @@ import ormsgpack
 
 from warpgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
-__all__ = ("loads_many",)
+__all__ = ("loads_many", "msgpack_payload", "unpack_payload")
 
 _OPTION = ormsgpack.OPT_NON_STR_KEYS  # (the decoder's own)
+_NIL = b"\xc0"
 
 
 def _array_header(n: int) -> bytes:
@@ -35,9 +36,14 @@ def loads_many(serde: Any, typed: Sequence[tuple[str, bytes]]) -> list[Any]:
     if len(typed) > 1 and type(serde) is JsonPlusSerializer:
         payloads = []
         for t in typed:
-            if type(t) is not tuple or len(t) != 2 or t[0] != "msgpack" or type(t[1]) is not bytes:
+            if type(t) is not tuple or len(t) != 2 or type(t[1]) is not bytes:
                 break
-            payloads.append(t[1])
+            if t[0] == "msgpack":
+                payloads.append(t[1])
+            elif t[0] == "null":  # (None, as `loads_typed` gives it: msgpack's nil)
+                payloads.append(_NIL)
+            else:
+                break
         else:
             decoder = serde._decoder
             try:
@@ -53,3 +59,30 @@ def loads_many(serde: Any, typed: Sequence[tuple[str, bytes]]) -> list[Any]:
                     return out
     loads = serde.loads_typed
     return [loads(t) for t in typed]
+
+
+def msgpack_payload(serde: Any, typed: Sequence[tuple[str, bytes]], limit: int) -> bytes | None:
+    """The msgpack array of `typed` (`unpack_payload` decodes it as their list), or None
+    when the serializer or a value's type does not allow that, or it exceeds `limit` bytes."""
+    if type(serde) is not JsonPlusSerializer:
+        return None
+    payloads = []
+    size = 0
+    for t in typed:
+        if type(t) is not tuple or len(t) != 2 or type(t[1]) is not bytes:
+            return None
+        if t[0] == "msgpack":
+            payloads.append(t[1])
+        elif t[0] == "null":
+            payloads.append(_NIL)
+        else:
+            return None
+        size += len(t[1])
+    if size > limit:
+        return None
+    return _array_header(len(payloads)) + b"".join(payloads)
+
+
+def unpack_payload(serde: Any, payload: bytes) -> list[Any]:
+    """The values of a `msgpack_payload` (fresh objects on every call)."""
+    return ormsgpack.unpackb(payload, ext_hook=serde._decoder.hook, option=_OPTION)

@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
 from contextlib import AbstractAsyncContextManager, AbstractContextManager, ExitStack
 from typing import Any
 
-from warpgraph.checkpoint._sql.values import loads_many
+from warpgraph.checkpoint._sql.values import loads_many, msgpack_payload, unpack_payload
 from warpgraph.checkpoint.base import (
     WRITES_IDX_MAP,
     BaseCheckpointSaver,
@@ -36,6 +36,8 @@ __all__ = ("InMemorySaver", "MemorySaver", "PersistentDict")
 
 Typed = tuple[str, bytes]
 _EMPTY: Typed = ("empty", b"")
+READ_CACHE = 256  # checkpoints whose joined payload `_tuple` keeps, each at most:
+READ_CACHE_MAX = 64 * 1024  # bytes
 
 
 def _ns(config: RunnableConfig) -> str:
@@ -88,6 +90,12 @@ class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAs
         # in it (a deletion of other ids leaves the latest one); `_store` keeps it current,
         # the other writers of `storage` drop it.
         self._heads: dict[tuple[str, str], tuple[dict, str]] = {}
+        # (thread, ns, id) -> (its storage entry, channels, payload): the msgpack array of
+        # the entry's envelope, metadata and stored channel values, decoded in one call by
+        # `_tuple` (fresh objects each time). Valid while the entry is that very tuple and
+        # no blob was replaced or deleted since (`_reads_valid`; a put of new versions only
+        # adds blobs, checked by the blob count, and every other blob writer clears it).
+        self._reads: dict[tuple[str, str, str], tuple[Any, tuple[str, ...], bytes]] = {}
 
     def __enter__(self) -> InMemorySaver:  # noqa: PYI034
         self.stack.__enter__()
@@ -123,7 +131,10 @@ class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAs
         envelope = {k: v for k, v in checkpoint.items() if k != "channel_values"}
         return self._dump("checkpoint", envelope)
 
-    def _load_blobs(self, thread_id: str, ns: str, versions: ChannelVersions) -> dict[str, Any]:
+    def _stored_values(
+        self, thread_id: str, ns: str, versions: ChannelVersions
+    ) -> tuple[list[str], list[Typed]]:
+        """The channels with a stored value at their version, and those values."""
         channels, stored = [], []
         get = self.blobs.get
         for channel, version in versions.items():
@@ -131,7 +142,7 @@ class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAs
             if blob is not None and blob[0] != "empty":
                 channels.append(channel)
                 stored.append(blob)
-        return dict(zip(channels, loads_many(self.serde, stored)))
+        return channels, stored
 
     def _tuple(
         self,
@@ -143,22 +154,38 @@ class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAs
         metadata: Any = None,
     ) -> CheckpointTuple:
         envelope, metadata_b, parent_id = entry
-        checkpoint = self.serde.loads_typed(envelope)
-        checkpoint = {
-            **checkpoint,
-            "channel_values": self._load_blobs(thread_id, ns, checkpoint["channel_versions"]),
-        }
-        stored = self.writes.get((thread_id, ns, checkpoint_id), {})
-        order = sorted(stored, key=lambda k: writes_sort_key(stored[k][3], *k))
+        key = (thread_id, ns, checkpoint_id)
+        hit = self._reads.get(key)
+        if hit is not None and hit[0] is entry:
+            checkpoint, meta, *values = unpack_payload(self.serde, hit[2])
+            checkpoint["channel_values"] = dict(zip(hit[1], values))
+            if metadata is None:
+                metadata = meta
+        else:
+            checkpoint = self.serde.loads_typed(envelope)
+            channels, stored = self._stored_values(thread_id, ns, checkpoint["channel_versions"])
+            checkpoint = {
+                **checkpoint,
+                "channel_values": dict(zip(channels, loads_many(self.serde, stored))),
+            }
+            payload = msgpack_payload(self.serde, [envelope, metadata_b, *stored], READ_CACHE_MAX)
+            if payload is not None:
+                if len(self._reads) >= READ_CACHE:
+                    self._reads.clear()
+                self._reads[key] = (entry, tuple(channels), payload)
+        held = self.writes.get((thread_id, ns, checkpoint_id))
+        if held:
+            order = sorted(held, key=lambda k: writes_sort_key(held[k][3], *k))
+            values = loads_many(self.serde, [held[k][2] for k in order])
+            pending = [(held[k][0], held[k][1], v) for k, v in zip(order, values)]
+        else:
+            pending = []
         return CheckpointTuple(
             config=config or _config(thread_id, ns, checkpoint_id),
             checkpoint=checkpoint,  # type: ignore[arg-type]
             metadata=self.serde.loads_typed(metadata_b) if metadata is None else metadata,
             parent_config=_config(thread_id, ns, parent_id) if parent_id else None,
-            pending_writes=[
-                (stored[k][0], stored[k][1], value)
-                for k, value in zip(order, loads_many(self.serde, [stored[k][2] for k in order]))
-            ],
+            pending_writes=pending,
         )
 
     # --- required API
@@ -274,7 +301,13 @@ class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAs
             else ("msgpack", envelope)
         )
         meta = self._dump("checkpoint metadata", get_checkpoint_metadata(config, metadata))
-        self.blobs.update(blobs)
+        if self._reads:
+            before = len(self.blobs)
+            self.blobs.update(blobs)
+            if len(self.blobs) != before + len(blobs):  # a version's blob replaced
+                self._reads.clear()
+        else:
+            self.blobs.update(blobs)
         parent_id = config["configurable"].get("checkpoint_id")
         checkpoints = self.storage[thread_id][ns]
         cid = checkpoint["id"]
@@ -382,6 +415,7 @@ class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAs
             dropped = True
         if not dropped:
             return
+        self._reads.clear()
         live = set()
         for envelope, _, _ in checkpoints.values():
             for channel, version in self.serde.loads_typed(envelope)["channel_versions"].items():
@@ -397,6 +431,7 @@ class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAs
                 del self.storage[thread_id]
 
     def _forget_heads(self, thread_id: str) -> None:
+        self._reads.clear()  # (blobs are deleted or copied next)
         for key in [k for k in self._heads if k[0] == thread_id]:
             del self._heads[key]
 

@@ -25,7 +25,7 @@ from warpgraph.checkpoint._sql import (
     expected_head_of,
 )
 from warpgraph.checkpoint._sql.codec import VersionsState
-from warpgraph.checkpoint._sql.values import loads_many
+from warpgraph.checkpoint._sql.values import loads_many, msgpack_payload, unpack_payload
 from warpgraph.checkpoint.base import (
     EXCLUDED_METADATA_KEYS,
     CheckpointTuple,
@@ -71,7 +71,24 @@ _HAS_BLOB = (
     "SELECT 1 FROM wg_blobs WHERE thread_id = ? AND checkpoint_ns = ? AND channel = ? "
     "AND version = ?"
 )
+# `get_tuple` in one statement: the checkpoint row (k = 0) and its writes (k = 1, in
+# their order: task_path, task_id, idx), `{cid}` the id parameter or the head's subquery
+_ONE_TUPLE = (
+    f"SELECT 0 AS k, {_COLS} FROM wg_checkpoints "
+    "WHERE thread_id = ?1 AND checkpoint_ns = ?2 AND checkpoint_id = {cid} "
+    "UNION ALL SELECT 1, task_path, task_id, idx, task_id, channel, NULL, type, value, NULL "
+    "FROM wg_writes WHERE thread_id = ?1 AND checkpoint_ns = ?2 AND checkpoint_id = {cid} "
+    "ORDER BY k, thread_id, checkpoint_ns, checkpoint_id"
+)
+_TUPLE_BY_ID = _ONE_TUPLE.format(cid="?3")
+_TUPLE_HEAD = _ONE_TUPLE.format(
+    cid="(SELECT max(checkpoint_id) FROM wg_checkpoints WHERE thread_id = ?1 "
+    "AND checkpoint_ns = ?2)"
+)
 Key = tuple[str, str, str]
+BLOB_CACHE = 1024  # blob rows (or their absence) kept per saver, each at most BLOB_CACHE_MAX
+BLOB_CACHE_MAX = 16 * 1024
+PLAN_MAX = 16 * 1024  # a read plan keeps its inline values' msgpack array up to this size
 _UNKNOWN: Any = object()
 LIST_CHUNK = 32  # `list` builds tuples (and fetches their blobs) this many rows at a time
 
@@ -116,6 +133,12 @@ class SqliteCore(MaintenanceMixin, PendingStatesMixin):
         )
         self._cursor_conn: sqlite3.Connection | None = None
         self._cursor: sqlite3.Cursor | None = None
+        # (thread, ns, channel, version) -> its blob row's (type, bytes), or None for no
+        # row or an "empty" one: a version's blob is written once, with the first
+        # checkpoint holding that version (versions are unique: random fraction), so a
+        # read may keep it until the thread is deleted or copied over (`forget`)
+        self._blobs: dict[tuple[str, str, str, str], tuple[str, bytes] | None] = {}
+        self._plans: dict[Key, tuple] = {}  # see `_plan`
 
     def cursor(self, conn: sqlite3.Connection) -> sqlite3.Cursor:
         """A cursor of `conn` kept for the write path's statements, each consumed at once
@@ -146,6 +169,8 @@ class SqliteCore(MaintenanceMixin, PendingStatesMixin):
     def forget(self) -> None:
         """Drop cached version states (after deletes / copies)."""
         self._states.clear()
+        self._blobs.clear()
+        self._plans.clear()
         if self._txn_states is not None:
             self._txn_states.clear()
 
@@ -214,19 +239,15 @@ class SqliteCore(MaintenanceMixin, PendingStatesMixin):
     def get_tuple(self, conn: sqlite3.Connection, config: RunnableConfig) -> CheckpointTuple | None:
         thread, ns, cid = _target(config)
         if cid:
-            row = conn.execute(
-                f"{_SELECT} WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
-                (thread, ns, cid),
-            ).fetchone()
+            rows = conn.execute(_TUPLE_BY_ID, (thread, ns, cid)).fetchall()
         else:
-            row = conn.execute(
-                f"{_SELECT} WHERE thread_id = ? AND checkpoint_ns = ? "
-                "ORDER BY checkpoint_id DESC LIMIT 1",
-                (thread, ns),
-            ).fetchone()
-        if row is None:
+            rows = conn.execute(_TUPLE_HEAD, (thread, ns)).fetchall()
+        if not rows or rows[0][0] != 0:
             return None
-        return self.build_tuple(conn, row, config if cid else None)
+        row = rows[0][1:]
+        found = row[2]
+        writes = {(row[0], row[1]): [(found, w[4], w[5], w[7], w[8]) for w in rows[1:]]}
+        return self.build_many(conn, [row], config if cid else None, writes)[0]
 
     def list_rows(
         self,
@@ -304,6 +325,23 @@ class SqliteCore(MaintenanceMixin, PendingStatesMixin):
         more = (SqliteCore.list_chunk, (rows, end)) if end < len(rows) else None
         return self.build_many(conn, rows[start:end]), more
 
+    def _plan(self, thread: str, ns: str, cid: str, state: VersionsState) -> tuple:
+        """How a checkpoint's values are read, kept per checkpoint while its cached state is
+        that very object: (state, its blob keys, [(channel, blob key or None if inline)],
+        the inline channels, their msgpack array or None)."""
+        inline = state.inline
+        keys = [
+            (ch, None if ch in inline else (thread, ns, ch, codec.version_key(v)))
+            for ch, v in state.channel_versions.items()
+        ]
+        inlined = tuple(ch for ch, key in keys if key is None)
+        payload = msgpack_payload(self.serde, [inline[ch] for ch in inlined], PLAN_MAX)
+        plan = (state, [key for _, key in keys if key is not None], keys, inlined, payload)
+        if len(self._plans) >= self.cache_size:
+            self._plans.clear()
+        self._plans[(thread, ns, cid)] = plan
+        return plan
+
     def build_tuple(
         self, conn: sqlite3.Connection, row: Sequence[Any], config: RunnableConfig | None = None
     ) -> CheckpointTuple:
@@ -314,55 +352,81 @@ class SqliteCore(MaintenanceMixin, PendingStatesMixin):
         conn: sqlite3.Connection,
         rows: Sequence[Sequence[Any]],
         config: RunnableConfig | None = None,
+        fetched: dict[tuple[str, str], list] | None = None,
     ) -> list[CheckpointTuple]:
         """Tuples for checkpoint rows: one query for all their blobs (each distinct
-        (channel, version) fetched once) and one per (thread, ns) for their writes."""
+        (channel, version) fetched once; none if all are cached) and, unless `fetched`
+        holds their writes ({(thread, ns): [(checkpoint_id, task_id, channel, type, value)]}
+        in order), one per (thread, ns)."""
         loads = self.serde.loads_typed
         decoded = []
+        cache = self._blobs
+        blobs: dict[tuple, tuple[str, bytes]] = {}  # the values read from blob rows
         wanted: dict[tuple[str, str, str, str], None] = {}
+        plans = self._plans
         for thread, ns, cid, parent_id, base_id, depth, typ, blob, metadata in rows:
             record = loads((typ, blob))
             state = self._state_for(conn, thread, ns, cid, depth, base_id, record)
-            inline = state.inline
-            keys = [
-                (ch, None if ch in inline else codec.version_key(v))
-                for ch, v in state.channel_versions.items()
-            ]
-            for ch, vk in keys:
-                if vk is not None:
-                    wanted[(thread, ns, ch, vk)] = None
-            decoded.append((thread, ns, cid, parent_id, record, state, metadata, keys))
-        blobs: dict[tuple, tuple[str, bytes]] = {}
+            plan = plans.get((thread, ns, cid))
+            if plan is None or plan[0] is not state:
+                plan = self._plan(thread, ns, cid, state)
+            for key in plan[1]:
+                if key in cache:
+                    if (hit := cache[key]) is not None:
+                        blobs[key] = hit
+                else:
+                    wanted[key] = None
+            decoded.append((thread, ns, cid, parent_id, record, state, metadata, plan))
         if wanted:
             keys_list = list(wanted)
+            found = {}
             for idx, t, b in conn.execute(_LOAD_BLOBS, (json.dumps(keys_list),)):
-                if t != "empty":
-                    blobs[keys_list[idx]] = (t, b)
+                found[keys_list[idx]] = None if t == "empty" else (t, b)
+            if len(cache) + len(keys_list) > BLOB_CACHE:
+                cache.clear()
+            for key in keys_list:
+                hit = found.get(key)
+                if hit is None:
+                    cache[key] = None
+                    continue
+                blobs[key] = hit
+                if hit[1] is None or len(hit[1]) <= BLOB_CACHE_MAX:
+                    cache[key] = hit  # (a larger one is read again next time)
         writes: dict[tuple[str, str, str], list] = {}
-        groups: dict[tuple[str, str], list[str]] = {}
-        for d in decoded:
-            groups.setdefault((d[0], d[1]), []).append(d[2])
-        for (thread, ns), ids in groups.items():
-            if len(ids) == 1:
-                query, params = _LOAD_WRITES_ONE, (thread, ns, ids[0])
-            else:
-                query, params = _LOAD_WRITES, (thread, ns, json.dumps(ids))
-            rows = conn.execute(query, params).fetchall()
-            for (cid, task_id, channel, _, _), value in zip(
-                rows, loads_many(self.serde, [(t, v) for *_, t, v in rows])
-            ):
+        if fetched is None:
+            fetched = {}
+            groups: dict[tuple[str, str], list[str]] = {}
+            for d in decoded:
+                groups.setdefault((d[0], d[1]), []).append(d[2])
+            for (thread, ns), ids in groups.items():
+                if len(ids) == 1:
+                    query, params = _LOAD_WRITES_ONE, (thread, ns, ids[0])
+                else:
+                    query, params = _LOAD_WRITES, (thread, ns, json.dumps(ids))
+                fetched[(thread, ns)] = conn.execute(query, params).fetchall()
+        for (thread, ns), got in fetched.items():
+            values = loads_many(self.serde, [(r[3], r[4]) for r in got])
+            for (cid, task_id, channel, _, _), value in zip(got, values):
                 writes.setdefault((thread, ns, cid), []).append((task_id, channel, value))
         out = []
-        for thread, ns, cid, parent_id, record, state, metadata, keys in decoded:
-            channels, stored = [], []
-            for ch, vk in keys:
-                if vk is None:
-                    channels.append(ch)
-                    stored.append(state.inline[ch])
-                elif (thread, ns, ch, vk) in blobs:
-                    channels.append(ch)
-                    stored.append(blobs[(thread, ns, ch, vk)])
-            values = dict(zip(channels, loads_many(self.serde, stored)))
+        for thread, ns, cid, parent_id, record, state, metadata, plan in decoded:
+            _, blob_keys, keys, inlined, payload = plan
+            values = None
+            if payload is not None and not any(k in blobs for k in blob_keys):
+                try:  # (every value inline: one decoder call, fresh objects)
+                    values = dict(zip(inlined, unpack_payload(self.serde, payload)))
+                except (ValueError, TypeError, RecursionError):
+                    pass  # each value again below: the failing one raises its own error
+            if values is None:
+                channels, stored = [], []
+                for ch, key in keys:
+                    if key is None:
+                        channels.append(ch)
+                        stored.append(state.inline[ch])
+                    elif key in blobs:
+                        channels.append(ch)
+                        stored.append(blobs[key])
+                values = dict(zip(channels, loads_many(self.serde, stored)))
             out.append(
                 CheckpointTuple(
                     config=config or codec.config_of(thread, ns, cid),

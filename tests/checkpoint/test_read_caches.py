@@ -1,0 +1,128 @@
+"""The savers' read paths: InMemorySaver's joined-payload cache, SQLite's one-statement
+`get_tuple` and its blob cache, `loads_many` with None values; each read compared with
+LangGraph's saver doing the same."""
+
+from __future__ import annotations
+
+import pytest
+from langgraph.checkpoint.memory import InMemorySaver as RefMemory
+from langgraph.checkpoint.sqlite import SqliteSaver as RefSqlite
+from warpgraph.checkpoint._sql.values import loads_many, msgpack_payload, unpack_payload
+from warpgraph.checkpoint.base import uuid6
+from warpgraph.checkpoint.memory import InMemorySaver
+from warpgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+from warpgraph.checkpoint.sqlite import SqliteSaver
+
+BIG = "x" * 500  # (not inlined in the SQLite record: read from a blob row)
+
+
+def _cp(values: dict, versions: dict, cid: str | None = None) -> dict:
+    return {
+        "v": 4,
+        "id": cid or str(uuid6()),
+        "ts": "2026-01-01T00:00:00+00:00",
+        "channel_values": values,
+        "channel_versions": versions,
+        "versions_seen": {"n": {"a": versions.get("a", 1)}},
+        "updated_channels": sorted(versions),
+    }
+
+
+def _cfg(thread: str = "t", cid: str | None = None) -> dict:
+    conf = {"thread_id": thread, "checkpoint_ns": ""}
+    if cid:
+        conf["checkpoint_id"] = cid
+    return {"configurable": conf}
+
+
+def _view(t) -> tuple:
+    return None if t is None else (t.checkpoint, t.metadata, t.pending_writes, t.parent_config)
+
+
+def test_loads_many_decodes_none_values_with_the_rest() -> None:
+    serde = JsonPlusSerializer()
+    typed = [serde.dumps_typed(v) for v in (1, None, "s", [1, {"k": None}], None)]
+    assert typed[1][0] == "null"
+    assert loads_many(serde, typed) == [1, None, "s", [1, {"k": None}], None]
+    payload = msgpack_payload(serde, typed, 1 << 20)
+    assert payload is not None and unpack_payload(serde, payload) == loads_many(serde, typed)
+    assert msgpack_payload(serde, typed, 2) is None  # over the limit
+    assert msgpack_payload(serde, [*typed, ("bytes", b"x")], 1 << 20) is None
+
+
+def _scenario(saver, ref) -> None:
+    """Puts, writes, repeated reads (cached), a replaced blob, a copy and a delete: every
+    read equal to the reference saver's."""
+    cp1 = _cp({"a": 1, "b": BIG}, {"a": 1, "b": 1})
+    cp2 = _cp({"a": 2, "b": BIG}, {"a": 2, "b": 1})
+    cfgs = []
+    for s in (saver, ref):
+        c1 = s.put(_cfg(), dict(cp1), {"step": 0}, {"a": 1, "b": 1})
+        s.put_writes(c1, [("a", 5), ("b", None)], "task-2", "p")
+        s.put_writes(c1, [("a", 6)], "task-1", "p")
+        c2 = s.put(c1, dict(cp2), {"step": 1}, {"a": 2})
+        cfgs.append((c1, c2))
+    (c1, c2), (r1, r2) = cfgs
+    for _ in range(3):  # (the later reads come from the caches)
+        assert _view(saver.get_tuple(_cfg())) == _view(ref.get_tuple(_cfg()))
+        a, b = saver.get_tuple(c1), ref.get_tuple(r1)
+        assert a.checkpoint["channel_values"] == b.checkpoint["channel_values"]
+        assert a.pending_writes == b.pending_writes  # (ordered by task path, id, idx)
+        assert [_view(t) for t in saver.list(_cfg(), limit=5)] == [
+            _view(t) for t in ref.list(_cfg(), limit=5)
+        ]
+    # a caller mutating what it read does not change the next read
+    saver.get_tuple(_cfg()).checkpoint["channel_values"]["a"] = "mutated"
+    assert saver.get_tuple(_cfg()).checkpoint["channel_values"]["a"] == 2
+    # writes added after a cached read show up
+    saver.put_writes(c2, [("a", 7)], "task-3", "p")
+    ref.put_writes(r2, [("a", 7)], "task-3", "p")
+    assert _view(saver.get_tuple(_cfg())) == _view(ref.get_tuple(_cfg()))
+    # a copy, then a delete of the source, then a new thread under the old name
+    saver.copy_thread("t", "u")
+    assert saver.get_tuple(_cfg("u")).checkpoint["channel_values"]["b"] == BIG
+    saver.delete_thread("t")
+    ref.delete_thread("t")
+    assert saver.get_tuple(_cfg()) is None and saver.get_tuple(c1) is None
+    for s in (saver, ref):
+        s.put(
+            _cfg(),
+            _cp({"a": 9, "b": "new"}, {"a": 1, "b": 1}, c1["configurable"]["checkpoint_id"]),
+            {},
+            {"a": 1, "b": 1},
+        )
+    assert _view(saver.get_tuple(_cfg())) == _view(ref.get_tuple(_cfg()))
+    assert saver.get_tuple(_cfg("u")).checkpoint["channel_values"]["b"] == BIG
+
+
+def test_memory_reads_match_the_reference() -> None:
+    _scenario(InMemorySaver(), RefMemory())
+
+
+def test_memory_read_cache_drops_a_replaced_blob() -> None:
+    saver = InMemorySaver()
+    cfg = saver.put(_cfg(), _cp({"a": 1}, {"a": 1}), {}, {"a": 1})
+    assert saver.get_tuple(cfg).checkpoint["channel_values"] == {"a": 1}
+    assert saver.get_tuple(cfg).checkpoint["channel_values"] == {"a": 1}  # cached
+    # another checkpoint storing the same version again (a custom saver's versions)
+    saver.put(cfg, _cp({"a": 2}, {"a": 1}), {}, {"a": 1})
+    assert saver.get_tuple(cfg).checkpoint["channel_values"] == {"a": 2}
+
+
+@pytest.mark.parametrize("native", ["0", "1"])
+def test_sqlite_reads_match_the_reference(tmp_path, monkeypatch, native: str) -> None:
+    monkeypatch.setenv("WARPGRAPH_SQLITE_NATIVE_WRITER", native)
+    with (
+        SqliteSaver.from_conn_string(str(tmp_path / "wg.db")) as saver,
+        RefSqlite.from_conn_string(str(tmp_path / "lg.db")) as ref,
+    ):
+        _scenario(saver, ref)
+
+
+def test_sqlite_get_tuple_ignores_writes_without_their_checkpoint(tmp_path) -> None:
+    with SqliteSaver.from_conn_string(str(tmp_path / "wg.db")) as saver:
+        cfg = saver.put(_cfg(), _cp({"a": 1}, {"a": 1}), {}, {"a": 1})
+        saver.put_writes(cfg, [("a", 2)], "task", "p")
+        assert saver.get_tuple(cfg).pending_writes == [("task", "a", 2)]
+        saver.conn.execute("DELETE FROM wg_checkpoints")
+        assert saver.get_tuple(cfg) is None and saver.get_tuple(_cfg()) is None
