@@ -17,6 +17,9 @@ SQL_APIS = ("invoke", "multi")
 # the next step may have changed a channel's live value in place (a Topic that
 # accumulates), so they run under their explicit durabilities only
 REFERENCE_RACES = {"ephemeral_and_topic"}
+# scenarios that seed checkpoints LangGraph's PostgresSaver cannot store: a pre-v4
+# checkpoint's `pending_sends` (Send objects) go into its JSONB column as they are
+POSTGRES_REFERENCE_CANNOT_STORE = {"old_layout_pending_sends"}
 
 
 def _uses_saver(scn: Scenario) -> bool:
@@ -36,10 +39,11 @@ def _uses_saver(scn: Scenario) -> bool:
 SAVER_SCENARIOS = [scn for scn in REGISTRY.values() if False in scn.aio and _uses_saver(scn)]
 
 
-def _params() -> list:
+def _params(skip: set[str] = frozenset()) -> list:
     return [
         pytest.param(scn, api, dur, id=f"{scn.name}-{api}-{dur or 'default'}")
         for scn in SAVER_SCENARIOS
+        if scn.name not in skip
         for dur in dict.fromkeys((*scn.durabilities, None))
         if dur is not None or scn.name not in REFERENCE_RACES
         for api in SQL_APIS
@@ -65,6 +69,6 @@ def pg_dsns(pg_server):
     }
 
 
-@pytest.mark.parametrize(("scn", "api", "durability"), _params())
+@pytest.mark.parametrize(("scn", "api", "durability"), _params(POSTGRES_REFERENCE_CANNOT_STORE))
 def test_postgres(scn, api, durability, pg_dsns):
     compare_sync(scn, api, durability, saver=SaverKind("postgres", pg_dsns))
