@@ -159,10 +159,26 @@ def sort_rows(rows: list[dict]) -> list[dict]:
     for r in rows:
         groups.setdefault(r["config"]["configurable"].get("checkpoint_ns", ""), []).append(r)
 
-    def key(item: tuple[str, list[dict]]) -> tuple[str, str]:
+    def key(item: tuple[str, list[dict]]) -> tuple[str, str, str, str]:
         ns, group = item
-        first = min(r["config"]["configurable"]["checkpoint_id"] for r in group)
-        return (UUID_RE.sub("<id>", ns), first)
+        oldest = min(group, key=lambda r: r["config"]["configurable"]["checkpoint_id"])
+        # the parent checkpoint a run started under orders runs made one after another;
+        # runs started in one step (parallel Sends) start in any order, so those are
+        # ordered by what they hold (ids masked), and only then by their first checkpoint
+        known = ((oldest.get("metadata") or {}).get("parents") or {}).values()
+        if not known:  # (no parent recorded: creation order)
+            return (
+                UUID_RE.sub("<id>", ns),
+                "",
+                "",
+                oldest["config"]["configurable"]["checkpoint_id"],
+            )
+        parents = repr(sorted(known))
+        held = UUID_RE.sub(
+            "<id>", repr([(r.get("checkpoint") or {}).get("channel_values") for r in group])
+        )
+        first = oldest["config"]["configurable"]["checkpoint_id"]
+        return (UUID_RE.sub("<id>", ns), parents, held, first)
 
     return [r for _, group in sorted(groups.items(), key=key) for r in group]
 

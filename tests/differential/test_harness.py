@@ -158,3 +158,26 @@ def test_checkpoint_rows_keep_subgraph_runs_in_creation_order():
         for r in sort_rows(rows)
     ]
     assert got == [("", ids[2]), ("", ids[0]), (ns1, ids[1]), (ns2, ids[4]), (ns2, ids[3])]
+
+
+def test_parallel_subgraph_runs_are_ordered_by_what_they_hold():
+    """Two runs of one subgraph started in one step (same parent checkpoint) start in any
+    order: they are ordered by their values, whichever got its first checkpoint first."""
+    parent = {"parents": {"": "1f000000-0000-6000-8000-000000000000"}}
+
+    def row(ns, cid, value):
+        return {
+            "config": {"configurable": {"checkpoint_ns": ns, "checkpoint_id": cid}},
+            "checkpoint": {"channel_values": {"x": value}},
+            "metadata": parent,
+        }
+
+    a = "sub:ffffffff-0000-0000-0000-000000000000"
+    b = "sub:00000000-0000-0000-0000-00000000000f"
+    early, late = "1f010000-0000-6000-8000-000000000000", "1f020000-0000-6000-8000-000000000000"
+    for first, second in ((early, late), (late, early)):
+        rows = [row(a, first, "beta"), row(b, second, "alpha")]
+        assert [r["checkpoint"]["channel_values"]["x"] for r in sort_rows(rows)] == [
+            "alpha",
+            "beta",
+        ]
