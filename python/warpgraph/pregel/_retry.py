@@ -23,6 +23,7 @@ import asyncio
 import dataclasses
 import itertools
 import logging
+import math
 import random
 import threading
 import time
@@ -32,23 +33,7 @@ from datetime import datetime, timezone
 from sys import modules as _modules
 from typing import Any, Literal, NamedTuple
 
-from warpgraph._internal._constants import (
-    CONF,
-    CONFIG_KEY_CALL,
-    CONFIG_KEY_CHECKPOINT_ID,
-    CONFIG_KEY_CHECKPOINT_MAP,
-    CONFIG_KEY_CHECKPOINT_NS,
-    CONFIG_KEY_RESUMING,
-    CONFIG_KEY_RUNTIME,
-    CONFIG_KEY_SCRATCHPAD,
-    CONFIG_KEY_SEND,
-    CONFIG_KEY_STREAM,
-    CONFIG_KEY_TASK_ID,
-    CONFIG_KEY_THREAD_ID,
-    CONFIG_KEY_TIMED_ATTEMPT_OBSERVER,
-    NS_SEP,
-    RETURN,
-)
+from warpgraph._internal import _constants as _k
 from warpgraph._internal._runnable import _RUNNABLE_TYPES, _ainvoke, _is_runnable
 from warpgraph._internal._timeout import sync_timeout_unsupported
 from warpgraph.config import (
@@ -104,32 +89,32 @@ def _ensure_execution_info(runtime: Runtime, config: dict[str, Any], task: Any) 
     in the checkpoint map."""
     if runtime.execution_info is not None:
         return runtime
-    conf = config.get(CONF) or {}
-    ns = conf.get(CONFIG_KEY_CHECKPOINT_NS) or ""
-    checkpoint_id = conf.get(CONFIG_KEY_CHECKPOINT_ID)
-    if not checkpoint_id and CONFIG_KEY_CHECKPOINT_MAP in conf:
-        graph_ns = ns.rsplit(NS_SEP, 1)[0] if NS_SEP in ns else ""
-        checkpoint_id = (conf.get(CONFIG_KEY_CHECKPOINT_MAP) or {}).get(graph_ns)
+    conf = config.get(_k.CONF) or {}
+    ns = conf.get(_k.CONFIG_KEY_CHECKPOINT_NS) or ""
+    checkpoint_id = conf.get(_k.CONFIG_KEY_CHECKPOINT_ID)
+    if not checkpoint_id and _k.CONFIG_KEY_CHECKPOINT_MAP in conf:
+        graph_ns = ns.rsplit(_k.NS_SEP, 1)[0] if _k.NS_SEP in ns else ""
+        checkpoint_id = (conf.get(_k.CONFIG_KEY_CHECKPOINT_MAP) or {}).get(graph_ns)
     rid = config.get("run_id")
     info = ExecutionInfo(
         checkpoint_id=checkpoint_id or "",
         checkpoint_ns=ns,
-        task_id=conf.get(CONFIG_KEY_TASK_ID) or task.id,
-        thread_id=conf.get(CONFIG_KEY_THREAD_ID),
+        task_id=conf.get(_k.CONFIG_KEY_TASK_ID) or task.id,
+        thread_id=conf.get(_k.CONFIG_KEY_THREAD_ID),
         run_id=str(rid) if rid else None,
     )
     return runtime.override(execution_info=info)
 
 
 def _with_runtime(config: dict[str, Any], runtime: Any) -> dict[str, Any]:
-    return {**config, CONF: {**config[CONF], CONFIG_KEY_RUNTIME: runtime}}
+    return {**config, _k.CONF: {**config[_k.CONF], _k.CONFIG_KEY_RUNTIME: runtime}}
 
 
 def _with_attempt(config: dict[str, Any], attempt: int, first_time: float | None) -> dict:
     """`config` whose runtime's execution info has `node_attempt=attempt` and, when given,
     `node_first_attempt_time=first_time` (unchanged without a Runtime)."""
-    conf = config.get(CONF)
-    runtime = conf.get(CONFIG_KEY_RUNTIME) if conf else None
+    conf = config.get(_k.CONF)
+    runtime = conf.get(_k.CONFIG_KEY_RUNTIME) if conf else None
     if not isinstance(runtime, Runtime) or runtime.execution_info is None:
         return config
     info = runtime.execution_info
@@ -146,8 +131,8 @@ def _with_attempt(config: dict[str, Any], attempt: int, first_time: float | None
 def _first_attempt_ready(config: dict[str, Any]) -> bool:
     """The loop already made this config the first attempt's (attempt 1 with its start
     time), or it holds no Runtime to patch."""
-    conf = config.get(CONF)
-    runtime = conf.get(CONFIG_KEY_RUNTIME) if conf else None
+    conf = config.get(_k.CONF)
+    runtime = conf.get(_k.CONFIG_KEY_RUNTIME) if conf else None
     if type(runtime) is not Runtime:
         return not isinstance(runtime, Runtime)
     info = runtime.execution_info
@@ -157,9 +142,9 @@ def _first_attempt_ready(config: dict[str, Any]) -> bool:
 def _first_config(task: Any, configurable: dict[str, Any] | None) -> dict[str, Any]:
     config = task.config
     if configurable:
-        config = {**config, CONF: {**config.get(CONF, {}), **configurable}}
-    conf = config.get(CONF)
-    runtime = conf.get(CONFIG_KEY_RUNTIME) if conf else None
+        config = {**config, _k.CONF: {**config.get(_k.CONF, {}), **configurable}}
+    conf = config.get(_k.CONF)
+    runtime = conf.get(_k.CONFIG_KEY_RUNTIME) if conf else None
     if isinstance(runtime, Runtime) and runtime.execution_info is None:
         config = _with_runtime(config, _ensure_execution_info(runtime, config, task))
     if configurable is None and _first_attempt_ready(config):
@@ -170,28 +155,30 @@ def _first_config(task: Any, configurable: dict[str, Any] | None) -> dict[str, A
 def _retry_config(config: dict[str, Any]) -> dict[str, Any]:
     """Config for a retry: subgraphs resume, and interrupt() calls count from the first
     again (a retry reruns the node from its first line)."""
-    conf = {**config[CONF], CONFIG_KEY_RESUMING: True}
-    scratchpad = conf.get(CONFIG_KEY_SCRATCHPAD)
+    conf = {**config[_k.CONF], _k.CONFIG_KEY_RESUMING: True}
+    scratchpad = conf.get(_k.CONFIG_KEY_SCRATCHPAD)
     if scratchpad is not None:
         counter = itertools.count(0).__next__
         if dataclasses.is_dataclass(scratchpad):
-            conf[CONFIG_KEY_SCRATCHPAD] = dataclasses.replace(scratchpad, interrupt_counter=counter)
+            conf[_k.CONFIG_KEY_SCRATCHPAD] = dataclasses.replace(
+                scratchpad, interrupt_counter=counter
+            )
         elif hasattr(scratchpad, "_replace"):
-            conf[CONFIG_KEY_SCRATCHPAD] = scratchpad._replace(interrupt_counter=counter)
-    return {**config, CONF: conf}
+            conf[_k.CONFIG_KEY_SCRATCHPAD] = scratchpad._replace(interrupt_counter=counter)
+    return {**config, _k.CONF: conf}
 
 
 def _checkpoint_ns_for_parent_command(ns: str) -> str:
     """The parent graph's namespace: drop the current frame and the numeric selectors
     (`|1`: a task's second subgraph call) around it, which are not levels."""
-    parts = ns.split(NS_SEP)
+    parts = ns.split(_k.NS_SEP)
     end = len(parts)
     for drop_frame in (True, False):
         while end and parts[end - 1].isdigit():
             end -= 1
         if drop_frame and end:
             end -= 1
-    return NS_SEP.join(parts[:end])
+    return _k.NS_SEP.join(parts[:end])
 
 
 # ------------------------------------------------------------------ what a failure means
@@ -220,7 +207,7 @@ def _verdict(
     `_RAISE`, an exception to raise from it, or the seconds to wait before the next
     attempt. A timed attempt's `finish` event is sent here, before any of those."""
     if isinstance(exc, ParentCommand):
-        ns: str = config[CONF][CONFIG_KEY_CHECKPOINT_NS]
+        ns: str = config[_k.CONF][_k.CONFIG_KEY_CHECKPOINT_NS]
         cmd = exc.args[0]
         if cmd.graph in (ns, recast_checkpoint_ns(ns), task.name):  # for this graph
             try:
@@ -323,7 +310,7 @@ async def arun_with_retry(
     configurable: dict[str, Any] | None = None,
 ) -> Any:
     """Async twin of `run_with_retry`; honours `task.timeout`. `stream`: consume
-    `task.proc.astream` instead, returning the task's RETURN write."""
+    `task.proc.astream` instead, returning the task's _k.RETURN write."""
     policies = task.retry_policy or retry_policy
     timeout = task.timeout
     config = _first_config(task, configurable)
@@ -358,8 +345,8 @@ async def arun_with_retry(
 
 
 def _return_value(task: Any) -> Any:
-    """What a streamed task returned: its RETURN write."""
-    return next((value for channel, value in task.writes if channel == RETURN), None)
+    """What a streamed task returned: its _k.RETURN write."""
+    return next((value for channel, value in task.writes if channel == _k.RETURN), None)
 
 
 def _run_unconfigured(task: Any, raw: tuple, own_context: bool = False) -> Any:
@@ -443,8 +430,8 @@ def _notify(observer: Callable[[_AttemptEvent], Any], event: _AttemptEvent) -> N
 
 
 def _observer(config: dict[str, Any]) -> Any:
-    conf = config.get(CONF)
-    return conf.get(CONFIG_KEY_TIMED_ATTEMPT_OBSERVER) if conf else None
+    conf = config.get(_k.CONF)
+    return conf.get(_k.CONFIG_KEY_TIMED_ATTEMPT_OBSERVER) if conf else None
 
 
 def _start_timed_attempt(task: Any, config: dict[str, Any], policy: Any) -> Any:
@@ -452,7 +439,7 @@ def _start_timed_attempt(task: Any, config: dict[str, Any], policy: Any) -> Any:
     observer = _observer(config)
     if observer is None:
         return None
-    runtime = config[CONF].get(CONFIG_KEY_RUNTIME)
+    runtime = config[_k.CONF].get(_k.CONFIG_KEY_RUNTIME)
     info = runtime.execution_info if isinstance(runtime, Runtime) else None
     idle = policy.idle_timeout
     context = _AttemptContext(
@@ -493,6 +480,10 @@ def _finish_timed_attempt(
     )
 
 
+_Notify = Callable[[], None] | None  # called on progress, at most every min interval
+_RefreshOn = Literal["auto", "heartbeat"] | None  # which progress resets the idle clock
+
+
 class _TimedAttemptScope:
     """The guarded config of one timed attempt and its idle clock.
 
@@ -504,68 +495,67 @@ class _TimedAttemptScope:
     it (they run user code), best effort.
     """
 
+    # (state: open until `close()`; progress time stamp; the progress callback, its gap
+    # and when it is next due; which progress counts)
     __slots__ = (
         "__weakref__",
-        "_active",
-        "_auto",
-        "_last_progress",
+        "_auto_refresh",
+        "_idle_timed",
         "_lock",
-        "_next_report",
-        "_on_progress",
-        "_report_every",
-        "_timed_idle",
+        "_notify",
+        "_notify_at",
+        "_notify_gap",
+        "_open",
+        "_stamp",
     )
 
     def __init__(
         self,
-        on_progress: Callable[[], None] | None = None,
+        on_progress: _Notify = None,
         progress_min_interval: float = 0.0,
-        refresh_on: Literal["auto", "heartbeat"] | None = None,
+        refresh_on: _RefreshOn = None,
     ) -> None:
-        self._active = True
-        self._lock = threading.Lock()
-        self._last_progress = time.monotonic()
-        self._auto = refresh_on == "auto"
-        self._timed_idle = refresh_on is not None
-        self._on_progress = on_progress
-        self._report_every = progress_min_interval
-        self._next_report = float("-inf")
+        self._lock, self._open = threading.Lock(), True
+        self._notify, self._notify_gap = on_progress, progress_min_interval
+        self._notify_at = -math.inf  # the first progress always reports
+        self._auto_refresh, self._idle_timed = refresh_on == "auto", refresh_on is not None
+        self._stamp = time.monotonic()
 
     def touch(self) -> None:
         """Progress (no lock: a stale timestamp only shifts a coarse deadline)."""
-        now = self._last_progress = time.monotonic()
-        report = self._on_progress
-        if report is not None and now >= self._next_report:
-            self._next_report = now + self._report_every
+        now = self._stamp = time.monotonic()
+        report = self._notify
+        if report is not None and now >= self._notify_at:
+            self._notify_at = now + self._notify_gap
             report()
 
     def close(self) -> None:
         with self._lock:
-            self._active = False
+            self._open = False
 
     def idle_deadline(self, idle: float) -> float:
-        return self._last_progress + idle
+        return self._stamp + idle
 
     def wrap_config(self, config: dict[str, Any]) -> dict[str, Any]:
-        conf = config.get(CONF) or {}
+        conf = config.get(_k.CONF) or {}
         patch: dict[str, Any] = {}
-        if (send := conf.get(CONFIG_KEY_SEND)) is not None:
-            patch[CONFIG_KEY_SEND] = self._guard_send(send)
-        if (stream := conf.get(CONFIG_KEY_STREAM)) is not None:
-            patch[CONFIG_KEY_STREAM] = self._guard_stream(stream)
-        if (call := conf.get(CONFIG_KEY_CALL)) is not None:
-            patch[CONFIG_KEY_CALL] = self._guard_call(call)
-        runtime = conf.get(CONFIG_KEY_RUNTIME)
+        if (send := conf.get(_k.CONFIG_KEY_SEND)) is not None:
+            patch[_k.CONFIG_KEY_SEND] = self._guard_send(send)
+        if (stream := conf.get(_k.CONFIG_KEY_STREAM)) is not None:
+            patch[_k.CONFIG_KEY_STREAM] = self._guard_stream(stream)
+        if (call := conf.get(_k.CONFIG_KEY_CALL)) is not None:
+            patch[_k.CONFIG_KEY_CALL] = self._guard_call(call)
+        runtime = conf.get(_k.CONFIG_KEY_RUNTIME)
         if isinstance(runtime, Runtime):
             writer = self._guard_stream_writer(runtime.stream_writer)
-            if self._timed_idle:
+            if self._idle_timed:
                 runtime = runtime.override(stream_writer=writer, heartbeat=self.touch)
             else:
                 runtime = runtime.override(stream_writer=writer)
-            patch[CONFIG_KEY_RUNTIME] = runtime
+            patch[_k.CONFIG_KEY_RUNTIME] = runtime
         if patch:
-            config = {**config, CONF: {**conf, **patch}}
-        if self._auto:
+            config = {**config, _k.CONF: {**conf, **patch}}
+        if self._auto_refresh:
             handler = _idle_progress_handler(self)
             if handler is not None:
                 config = merge_configs(config, {"callbacks": [handler]})
@@ -574,9 +564,9 @@ class _TimedAttemptScope:
     def _guard_send(self, send: Callable[[Sequence[tuple[str, Any]]], None]) -> Callable:
         def guarded_send(writes: Sequence[tuple[str, Any]]) -> None:
             with self._lock:
-                if self._active:
-                    if writes and self._auto:
-                        self._last_progress = time.monotonic()
+                if self._open:
+                    if writes and self._auto_refresh:
+                        self._stamp = time.monotonic()
                     send(writes)
 
         return guarded_send
@@ -585,19 +575,19 @@ class _TimedAttemptScope:
         put = getattr(stream, "put", stream)
 
         def guarded_stream(chunk: tuple) -> None:
-            if self._active:  # (stream chunks come from the event loop only)
-                if self._auto:
-                    self._last_progress = time.monotonic()
+            if self._open:  # (stream chunks come from the event loop only)
+                if self._auto_refresh:
+                    self._stamp = time.monotonic()
                 put(chunk)
 
         return _GuardedStream(guarded_stream, stream.modes)
 
     def _guard_call(self, call: Callable[..., Any]) -> Callable[..., Any]:
         def guarded_call(*args: Any, **kwargs: Any) -> Any:
-            if not self._active:
+            if not self._open:
                 raise asyncio.CancelledError
-            if self._auto:
-                self._last_progress = time.monotonic()
+            if self._auto_refresh:
+                self._stamp = time.monotonic()
             return call(*args, **kwargs)
 
         return guarded_call
@@ -605,10 +595,10 @@ class _TimedAttemptScope:
     def _guard_stream_writer(self, stream_writer: Callable[[Any], None]) -> Callable:
         def guarded_stream_writer(chunk: Any) -> None:
             with self._lock:
-                if not self._active:
+                if not self._open:
                     return
-                if self._auto:
-                    self._last_progress = time.monotonic()
+                if self._auto_refresh:
+                    self._stamp = time.monotonic()
             stream_writer(chunk)
 
         return guarded_stream_writer
@@ -701,7 +691,7 @@ async def _arun_with_timeout(
 
         async def body() -> Any:
             async for _ in task.proc.astream(task.input, scoped):
-                if scope._auto:
+                if scope._auto_refresh:
                     scope.touch()
 
     else:
