@@ -194,7 +194,9 @@ def test_merged_postgres_batches_check_each_namespace_once() -> None:
     assert merged_fences([PutOp(c(), cp, {}, {}, "c1"), after]) == [True, False]
 
 
-@pytest.mark.parametrize("native", [False, True])
+@pytest.mark.parametrize(
+    "native", [False, pytest.param(True, marks=pytest.mark.fast_paths)]
+)  # (the native writer is a fast path)
 def test_group_commit_writers(tmp_path, native: bool) -> None:
     path = str(tmp_path / "gc.db")
     with SqliteSaver.from_conn_string(path) as saver:
