@@ -178,6 +178,8 @@ def _steps(
         # several tasks, and before raising a task's error
         yield from _drain(out)
         tasks = op[1]
+        if not tasks:
+            continue
         token = ACTIVE.set(session) if hook and session.mode == "writer" else None
         try:
             yield ("tick", tasks, hook)

@@ -305,6 +305,10 @@ class PregelLoop:
                         raise
                     if self._io:
                         yield from self._flush_io()
+                elif self.stream is not None:
+                    # every task has its writes (a resumed step): nothing runs, yet LangGraph's
+                    # runner hands the queued chunks on before the step is applied
+                    yield (RUN, runnable)
                 tasks = self._apply_step()
                 if saver is None:
                     # nothing to save: only the step and the id (task ids hash it) move on
