@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Generic
 
+from warpgraph._internal._generics import ContextT, InputT, OutputT, StateT
 from warpgraph.pregel.main import Pregel
 
 __all__ = ("CompiledStateGraph",)
 
 
-class CompiledStateGraph(Pregel):
+class CompiledStateGraph(
+    Pregel[StateT, ContextT, InputT, OutputT], Generic[StateT, ContextT, InputT, OutputT]
+):
     """An executable StateGraph; `.builder` is the StateGraph it was compiled from."""
 
     def __init__(

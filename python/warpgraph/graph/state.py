@@ -8,9 +8,10 @@ import warnings
 from collections import defaultdict
 from collections.abc import Callable, Hashable, Sequence
 from itertools import pairwise
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic
 
 from warpgraph._internal._constants import NS_END, NS_SEP
+from warpgraph._internal._generics import ContextT, InputT, OutputT, StateT
 from warpgraph._internal._typing import MISSING
 from warpgraph.channels.base import BaseChannel
 from warpgraph.channels.last_value import LastValue
@@ -91,7 +92,7 @@ _SEQUENCE_DUPLICATE = (
 )
 
 
-class StateGraph:
+class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
     """A graph whose nodes communicate by reading and writing a shared state.
 
     Each node maps `State -> Partial<State>`; a state key annotated with a reducer

@@ -5,7 +5,7 @@ from __future__ import annotations
 import warnings
 from collections import deque
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, Generic
 
 from warpgraph._internal._constants import (
     CONF,
@@ -15,6 +15,7 @@ from warpgraph._internal._constants import (
     NS_SEP,
     TASKS,
 )
+from warpgraph._internal._generics import ContextT, InputT, OutputT, StateT
 from warpgraph.channels.base import BaseChannel
 from warpgraph.channels.topic import Topic
 from warpgraph.config import merge_configs
@@ -38,7 +39,7 @@ from warpgraph.types import RetryPolicy, Send, ensure_valid_checkpointer
 __all__ = ("NodeBuilder", "Pregel")
 
 
-class Pregel(SnapshotMixin, UpdateMixin):
+class Pregel(SnapshotMixin, UpdateMixin, Generic[StateT, ContextT, InputT, OutputT]):
     """A graph of PregelNodes communicating through channels, run in super-steps."""
 
     def __init__(
