@@ -6,7 +6,6 @@ import typing
 from typing import Any, TypedDict
 
 import pytest
-
 from warpgraph._internal import _generics
 from warpgraph.graph import StateGraph
 from warpgraph.graph.state import CompiledStateGraph
