@@ -30,6 +30,8 @@ logger = logging.getLogger(__name__)
 
 DEFAULT_ERROR_HANDLER = "__default_error_handler__"
 
+_get_node_name = plain_name  # LangGraph's private name for it (its tests import it)
+
 
 def __getattr__(name: str) -> Any:
     # CompiledStateGraph needs the Pregel runtime; load it only when asked for

@@ -27,18 +27,20 @@ from warpgraph.errors import (
 )
 from warpgraph.pregel import _engine
 from warpgraph.pregel._checkpoint import SnapshotMixin
+from warpgraph.pregel._draw import DrawMixin
 from warpgraph.pregel._drive import adrive, drive, setup_loop
 from warpgraph.pregel._io import invoke_result, latest_output, map_output_chunk
 from warpgraph.pregel._loop import PregelLoop
 from warpgraph.pregel._read import NodeBuilder, validate_graph
 from warpgraph.pregel._runner import PregelRunner
+from warpgraph.pregel._schema import SchemaMixin
 from warpgraph.pregel._update import UpdateMixin
 from warpgraph.types import RetryPolicy, Send, ensure_valid_checkpointer
 
 __all__ = ("NodeBuilder", "Pregel")
 
 
-class Pregel(SnapshotMixin, UpdateMixin):
+class Pregel(SnapshotMixin, UpdateMixin, SchemaMixin, DrawMixin):
     """A graph of PregelNodes communicating through channels, run in super-steps."""
 
     def __init__(
