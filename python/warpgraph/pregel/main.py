@@ -26,6 +26,7 @@ from warpgraph.errors import (
     create_error_message,
 )
 from warpgraph.pregel import _engine
+from warpgraph.pregel._batch import BatchMixin
 from warpgraph.pregel._checkpoint import SnapshotMixin
 from warpgraph.pregel._draw import DrawMixin
 from warpgraph.pregel._drive import adrive, drive, setup_loop
@@ -40,7 +41,7 @@ from warpgraph.types import RetryPolicy, Send, ensure_valid_checkpointer
 __all__ = ("NodeBuilder", "Pregel")
 
 
-class Pregel(SnapshotMixin, UpdateMixin, SchemaMixin, DrawMixin):
+class Pregel(SnapshotMixin, UpdateMixin, SchemaMixin, DrawMixin, BatchMixin):
     """A graph of PregelNodes communicating through channels, run in super-steps."""
 
     def __init__(
