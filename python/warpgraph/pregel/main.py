@@ -262,10 +262,8 @@ class Pregel(SnapshotMixin, UpdateMixin, SchemaMixin, DrawMixin, BatchMixin):
         return self.checkpointer
 
     def _runner(self) -> Any:
-        r = self.__dict__.get("_runner_cache")
-        if r is None:
-            r = self.__dict__["_runner_cache"] = PregelRunner()
-        return r
+        # one per run (it holds no state between runs): nothing of a run outlives it
+        return PregelRunner()
 
     # ------------------------------------------------------------------ drivers
     def _finish(self, loop: PregelLoop, config: dict | None) -> None:
