@@ -107,3 +107,35 @@ def test_with_langchain_get_graph_is_langchains_graph() -> None:
     data = drawn.nodes["a"].data
     assert type(data).__module__ == "langgraph._internal._runnable"
     assert data.invoke({"log": []}).goto == "b"  # the stand-in runs the node
+
+
+def test_runnables_that_are_not_langchains_are_described_as_runnables() -> None:
+    """A node class built on warpgraph's RunnableCallable outside warpgraph (LangGraph's
+    prebuilt ToolNode running on warpgraph) shows as a runnable of its own import path."""
+    from warpgraph._internal._runnable import RunnableCallable
+    from warpgraph.graph._draw import Graph, to_public
+
+    tool_node = type("ToolNode", (RunnableCallable,), {"__module__": "langgraph.prebuilt.x"})
+    own = Graph()
+    own.add_node(tool_node(lambda x: x), "tools")
+    own.add_node(RunnableCallable(lambda x: x), "plain")
+    expected = {
+        "nodes": [
+            {
+                "id": "tools",
+                "type": "runnable",
+                "data": {"id": ["langgraph", "prebuilt", "x", "ToolNode"], "name": "tools"},
+            },
+            {
+                "id": "plain",
+                "type": "runnable",
+                "data": {
+                    "id": ["langgraph", "_internal", "_runnable", "RunnableCallable"],
+                    "name": "plain",
+                },
+            },
+        ],
+        "edges": [],
+    }
+    assert own.to_json() == expected
+    assert to_public(own).to_json() == expected

@@ -595,10 +595,16 @@ def _stand_in(data: Any) -> Any:
 
 
 def _public_data(data: Any) -> Any:
+    """Node data for langchain-core's Graph: warpgraph's objects and other runnables that
+    are not langchain-core Runnables (a ToolNode on warpgraph's RunnableCallable) go in
+    as stand-ins, so that its `to_json` describes them as runnables of their LangGraph ids."""
     if data is None:
         return None
     module = type(data).__module__ or ""
     if module == "warpgraph" or module.startswith("warpgraph."):
+        return _stand_in(data)
+    runnable = _lc_class("Runnable")
+    if runnable is not None and not isinstance(data, (runnable, type)) and _is_runnable(data):
         return _stand_in(data)
     return data
 
