@@ -193,44 +193,13 @@ def build_layout(builder: StateGraph) -> Layout:
 
 
 def find_subgraphs(runnable: Any) -> list[Any]:
-    """A compiled graph used as the node itself, or referenced by a node function."""
+    """A compiled graph used as the node itself, or reached by the node's code."""
     try:
-        from warpgraph.pregel.main import Pregel
+        from warpgraph.pregel._utils import find_subgraph_pregel
     except ImportError:  # runtime not available: nothing can be a subgraph
         return []
-
-    def usable(c: Any) -> bool:
-        return isinstance(c, Pregel) and getattr(c, "checkpointer", None) is not False
-
-    if usable(runnable):
-        return [runnable]
-    candidates = [runnable]
-    for attr in ("func", "afunc"):
-        fn = getattr(runnable, attr, None)
-        if fn is not None:
-            candidates.append(fn)
-            break
-    for fn in candidates:
-        fn = getattr(fn, "__func__", fn)
-        code = getattr(fn, "__code__", None)
-        if code is None:
-            continue
-        values = [c.cell_contents for c in (fn.__closure__ or ()) if _has_contents(c)]
-        globs = getattr(fn, "__globals__", {})
-        values += [globs[n] for n in code.co_names if n in globs]
-        for value in values:
-            value = getattr(value, "__self__", value)
-            if usable(value):
-                return [value]
-    return []
-
-
-def _has_contents(cell: Any) -> bool:
-    try:
-        _ = cell.cell_contents
-    except ValueError:
-        return False
-    return True
+    found = find_subgraph_pregel(runnable)
+    return [found] if found is not None else []
 
 
 def validate_layout(layout: Layout, interrupt_before: Any, interrupt_after: Any) -> None:

@@ -55,9 +55,10 @@ class CompiledStateGraph(
 def _json_schema(builder: Any, typ: Any, name: str) -> dict[str, Any]:
     from inspect import isclass
 
-    from pydantic import BaseModel, RootModel, TypeAdapter, create_model
+    from pydantic import BaseModel, TypeAdapter
     from typing_extensions import is_typeddict
 
+    from warpgraph._internal._pydantic import create_model
     from warpgraph.channels.base import BaseChannel
 
     if isclass(typ) and issubclass(typ, BaseModel):
@@ -67,15 +68,14 @@ def _json_schema(builder: Any, typ: Any, name: str) -> dict[str, Any]:
     keys = list(builder.schemas[typ])
     channels = builder.channels
     if keys == ["__root__"]:
-        root_type = channels["__root__"].UpdateType
-        model = create_model(name, __base__=RootModel[root_type], root=(root_type, None))
-        return model.model_json_schema()
+        root = (channels["__root__"].UpdateType, None)
+        return create_model(name, root=root).model_json_schema()
     fields = {
         k: (channels[k].UpdateType, _field_default(k, channels[k].UpdateType, typ))
         for k in keys
         if k in channels and isinstance(channels[k], BaseChannel)
     }
-    return create_model(name, **fields).model_json_schema()  # type: ignore[call-overload]
+    return create_model(name, field_definitions=fields).model_json_schema()
 
 
 def _field_default(name: str, annotation: Any, schema: Any) -> Any:

@@ -18,6 +18,7 @@ from warpgraph.channels.last_value import LastValue
 from warpgraph.constants import END, START
 from warpgraph.graph._branch import BranchSpec, branch_name
 from warpgraph.graph._node import StateNodeSpec, infer_node_hints, node_name, plain_name
+from warpgraph.graph._schema import _channel_in as _is_field_channel  # noqa: F401 - LangGraph's name
 from warpgraph.graph._schema import get_channels
 from warpgraph.warnings import LangGraphDeprecatedSinceV05 as V05
 from warpgraph.warnings import LangGraphDeprecatedSinceV10 as V10
@@ -30,6 +31,8 @@ __all__ = ("CompiledStateGraph", "StateGraph")
 logger = logging.getLogger(__name__)
 
 DEFAULT_ERROR_HANDLER = "__default_error_handler__"
+
+_get_node_name = plain_name  # LangGraph's private name for it (its tests import it)
 
 
 def __getattr__(name: str) -> Any:

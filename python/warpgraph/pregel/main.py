@@ -27,19 +27,29 @@ from warpgraph.errors import (
     create_error_message,
 )
 from warpgraph.pregel import _engine
+from warpgraph.pregel._batch import BatchMixin
 from warpgraph.pregel._checkpoint import SnapshotMixin
+from warpgraph.pregel._draw import DrawMixin
 from warpgraph.pregel._drive import adrive, drive, setup_loop
 from warpgraph.pregel._io import invoke_result, latest_output, map_output_chunk
 from warpgraph.pregel._loop import PregelLoop
 from warpgraph.pregel._read import NodeBuilder, validate_graph
 from warpgraph.pregel._runner import PregelRunner
+from warpgraph.pregel._schema import SchemaMixin
 from warpgraph.pregel._update import UpdateMixin
 from warpgraph.types import RetryPolicy, Send, ensure_valid_checkpointer
 
 __all__ = ("NodeBuilder", "Pregel")
 
 
-class Pregel(SnapshotMixin, UpdateMixin, Generic[StateT, ContextT, InputT, OutputT]):
+class Pregel(
+    SnapshotMixin,
+    UpdateMixin,
+    SchemaMixin,
+    DrawMixin,
+    BatchMixin,
+    Generic[StateT, ContextT, InputT, OutputT],
+):
     """A graph of PregelNodes communicating through channels, run in super-steps."""
 
     def __init__(
@@ -260,10 +270,8 @@ class Pregel(SnapshotMixin, UpdateMixin, Generic[StateT, ContextT, InputT, Outpu
         return self.checkpointer
 
     def _runner(self) -> Any:
-        r = self.__dict__.get("_runner_cache")
-        if r is None:
-            r = self.__dict__["_runner_cache"] = PregelRunner()
-        return r
+        # one per run (it holds no state between runs): nothing of a run outlives it
+        return PregelRunner()
 
     # ------------------------------------------------------------------ drivers
     def _finish(self, loop: PregelLoop, config: dict | None) -> None:
