@@ -139,6 +139,8 @@ class PregelLoop:
         self.pending_writes: list[tuple[str, str, Any]] = []
         self._pending_ids: set[str] = set()
         self._io: list[tuple] = []
+        # the run's own stream (no parent's), and its chain run when traced (_tracing.py)
+        self.own_stream, self.run_manager = stream, None
         if CONFIG_KEY_STREAM in conf:  # a parent streaming with subgraphs=True
             parent = conf[CONFIG_KEY_STREAM]
             stream = duplex(stream, parent) if stream is not None else parent

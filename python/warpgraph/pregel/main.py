@@ -15,6 +15,7 @@ from warpgraph._internal._constants import (
     NS_SEP,
     TASKS,
 )
+from warpgraph._internal._lc import runnable_face
 from warpgraph.channels.base import BaseChannel
 from warpgraph.channels.topic import Topic
 from warpgraph.config import merge_configs
@@ -25,7 +26,7 @@ from warpgraph.errors import (
     _DeprecatedSinceV10,
     create_error_message,
 )
-from warpgraph.pregel import _engine
+from warpgraph.pregel import _engine, _tracing
 from warpgraph.pregel._checkpoint import SnapshotMixin
 from warpgraph.pregel._drive import adrive, drive, setup_loop
 from warpgraph.pregel._io import invoke_result, latest_output, map_output_chunk
@@ -38,6 +39,7 @@ from warpgraph.types import RetryPolicy, Send, ensure_valid_checkpointer
 __all__ = ("NodeBuilder", "Pregel")
 
 
+@runnable_face
 class Pregel(SnapshotMixin, UpdateMixin):
     """A graph of PregelNodes communicating through channels, run in super-steps."""
 
@@ -316,9 +318,17 @@ class Pregel(SnapshotMixin, UpdateMixin):
             kwargs,
             control,
         )
-        for chunk in drive(loop, saver, out, self._runner(), self.step_timeout):
-            yield from map_output_chunk(chunk, mode_arg, print_mode, subgraphs, version)
-        self._finish(loop, config)
+        run = _tracing.begin(self, loop, input)
+        try:
+            for chunk in drive(loop, saver, out, self._runner(), self.step_timeout):
+                yield from map_output_chunk(chunk, mode_arg, print_mode, subgraphs, version)
+            self._finish(loop, config)
+        except BaseException as e:
+            if run is not None:
+                run.on_chain_error(e)
+            raise
+        if run is not None:
+            run.on_chain_end(_tracing.output(loop))
 
     async def astream(
         self,
@@ -354,10 +364,18 @@ class Pregel(SnapshotMixin, UpdateMixin):
             kwargs,
             control,
         )
-        async for chunk in adrive(loop, saver, out, self._runner(), self.step_timeout):
-            for c in map_output_chunk(chunk, mode_arg, print_mode, subgraphs, version):
-                yield c
-        self._finish(loop, config)
+        run = await _tracing.abegin(self, loop, input)
+        try:
+            async for chunk in adrive(loop, saver, out, self._runner(), self.step_timeout):
+                for c in map_output_chunk(chunk, mode_arg, print_mode, subgraphs, version):
+                    yield c
+            self._finish(loop, config)
+        except BaseException as e:
+            if run is not None:
+                await _tracing.shielded(run.on_chain_error(e))
+            raise
+        if run is not None:
+            await run.on_chain_end(_tracing.output(loop))
 
     def _stream_setup(
         self,
@@ -446,9 +464,17 @@ class Pregel(SnapshotMixin, UpdateMixin):
             durability,
             control,
         )
-        for _ in drive(loop, saver, out, self._runner(), self.step_timeout):
-            pass
-        self._finish(loop, config)
+        run = _tracing.begin(self, loop, input)
+        try:
+            for _ in drive(loop, saver, out, self._runner(), self.step_timeout):
+                pass
+            self._finish(loop, config)
+        except BaseException as e:
+            if run is not None:
+                run.on_chain_error(e)
+            raise
+        if run is not None:
+            run.on_chain_end(_tracing.output(loop))
         return latest_output(loop)
 
     async def ainvoke(
@@ -497,9 +523,17 @@ class Pregel(SnapshotMixin, UpdateMixin):
             durability,
             control,
         )
-        async for _ in adrive(loop, saver, out, self._runner(), self.step_timeout):
-            pass
-        self._finish(loop, config)
+        run = await _tracing.abegin(self, loop, input)
+        try:
+            async for _ in adrive(loop, saver, out, self._runner(), self.step_timeout):
+                pass
+            self._finish(loop, config)
+        except BaseException as e:
+            if run is not None:
+                await _tracing.shielded(run.on_chain_error(e))
+            raise
+        if run is not None:
+            await run.on_chain_end(_tracing.output(loop))
         return latest_output(loop)
 
     def _invoke_setup(
