@@ -29,7 +29,7 @@ try:
 except ImportError:  # pragma: no cover - older langchain-core
     _StreamingCallbackHandler = object  # type: ignore[assignment,misc]
 
-__all__ = ("StreamMessagesHandler", "graph_namespace")
+__all__ = ("StreamMessagesHandler", "StreamMessagesHandlerV2", "graph_namespace")
 
 T = TypeVar("T")
 _Meta = tuple[tuple[str, ...], dict[str, Any]]
@@ -208,3 +208,71 @@ class StreamMessagesHandler(BaseCallbackHandler, _StreamingCallbackHandler):
 
     def on_chain_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> Any:
         self.metadata.pop(run_id, None)
+
+
+try:
+    from langchain_core.tracers._streaming import _V2StreamingCallbackHandler
+except ImportError:  # pragma: no cover - older langchain-core
+    _V2StreamingCallbackHandler = object  # type: ignore[assignment,misc]
+
+
+class StreamMessagesHandlerV2(StreamMessagesHandler, _V2StreamingCallbackHandler):
+    """The messages handler of v3 event streams: chat models report content-block protocol
+    events (`on_stream_event`, forwarded with the run id in their metadata) instead of
+    tokens, and tool messages returned by nodes are not streamed as chat messages."""
+
+    def __init__(
+        self,
+        stream: Callable[[tuple], None],
+        subgraphs: bool,
+        *,
+        parent_ns: tuple[str, ...] | None = None,
+    ) -> None:
+        super().__init__(stream, subgraphs, parent_ns=parent_ns)
+        self._streamed: set[UUID] = set()  # chat model runs that sent protocol events
+
+    def on_llm_new_token(self, token: str, **kwargs: Any) -> Any:
+        return None  # tokens are not part of this protocol
+
+    def _emit_output(self, meta: _Meta, value: Any) -> None:
+        from langchain_core.messages import ToolMessage
+
+        if isinstance(value, Command):
+            value = value.update
+        elif isinstance(value, Sequence) and any(isinstance(v, Command) for v in value):
+            for v in value:
+                self._emit_output(meta, v)
+            return
+        for m in _messages_in(value):
+            if not isinstance(m, ToolMessage):
+                self._emit(meta, m, dedupe=True)
+
+    def on_llm_end(self, response: Any, *, run_id: UUID, **kwargs: Any) -> Any:
+        meta = self.metadata.pop(run_id, None)
+        streamed = run_id in self._streamed
+        self._streamed.discard(run_id)
+        if meta is None or not response.generations or not response.generations[0]:
+            return
+        gen = response.generations[0][0]
+        if not isinstance(gen, ChatGeneration):
+            return
+        if streamed:  # its events went out already: only remember the message
+            if gen.message.id is None:
+                gen.message.id = str(uuid4())
+            self.seen.add(gen.message.id)
+        else:
+            self._emit(meta, gen.message, dedupe=True)
+
+    def on_llm_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> Any:
+        self._streamed.discard(run_id)
+        self.metadata.pop(run_id, None)
+
+    def on_stream_event(self, event: dict[str, Any], *, run_id: UUID, **kwargs: Any) -> Any:
+        meta = self.metadata.get(run_id)
+        if meta is None:
+            return
+        if event.get("event") == "message-start":
+            self._streamed.add(run_id)
+            if message_id := event.get("message_id"):
+                self.seen.add(message_id)  # the node's returned message is not news
+        self.stream((meta[0], "messages", (event, {**meta[1], "run_id": str(run_id)})))

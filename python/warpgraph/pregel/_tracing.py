@@ -18,6 +18,8 @@ from warpgraph._internal._constants import CONF, CONFIG_KEY_TASK_ID
 __all__ = ("abegin", "begin", "wanted")
 
 _HANDLER_MODES = frozenset(("messages", "tools"))
+# configurable key set by v3 event streams (warpgraph.stream): their messages handler
+_MESSAGES_V2 = "__pregel_stream_messages_v2"
 
 
 def wanted(loop: Any) -> bool:
@@ -30,7 +32,7 @@ def wanted(loop: Any) -> bool:
     )
 
 
-def _prepare(loop: Any, manager: Any) -> None:
+def _prepare(loop: Any, manager: Any, version: str) -> None:
     """Drop inherited stream handlers that only stream their own graph when this run is
     not one of a parent's tasks (a caller's handler would take this graph's chunks for its
     own); mark the integration."""
@@ -44,20 +46,34 @@ def _prepare(loop: Any, manager: Any) -> None:
 
         manager.handlers = [h for h in manager.handlers if keep(h)]
         manager.inheritable_handlers = [h for h in manager.inheritable_handlers if keep(h)]
+    own = loop.own_stream
+    if version != "v2" and own is not None and "messages" in own.modes:
+        # a v1 messages stream never goes through an inherited v3 (content-block) handler
+        from warpgraph.pregel._messages import StreamMessagesHandlerV2 as V2
+
+        manager.handlers = [h for h in manager.handlers if not isinstance(h, V2)]
+        manager.inheritable_handlers = [
+            h for h in manager.inheritable_handlers if not isinstance(h, V2)
+        ]
     if "ls_integration" not in manager.metadata:
         manager.add_metadata({"ls_integration": "langgraph"})
 
 
-def _attach(graph: Any, loop: Any, run: Any) -> Any:
+def _attach(graph: Any, loop: Any, run: Any, is_async: bool, version: str) -> Any:
     """Add this run's stream handlers and hand the run to the loop's tasks."""
     stream = loop.own_stream
     if stream is not None:
         modes = stream.modes
         if "messages" in modes:
-            from warpgraph.pregel._messages import StreamMessagesHandler
+            from warpgraph.pregel import _messages
 
+            cls = (
+                _messages.StreamMessagesHandlerV2
+                if version == "v2" and loop.config[CONF].get(_MESSAGES_V2)
+                else _messages.StreamMessagesHandler
+            )
             run.inheritable_handlers.append(
-                StreamMessagesHandler(stream.put, loop.subgraph_stream, parent_ns=loop.ns)
+                cls(stream.put, loop.subgraph_stream, parent_ns=loop.ns)
             )
         if "tools" in modes:
             from warpgraph.pregel._tools import StreamToolCallHandler
@@ -66,6 +82,18 @@ def _attach(graph: Any, loop: Any, run: Any) -> Any:
                 StreamToolCallHandler(stream.put, loop.subgraph_stream, parent_ns=loop.ns)
             )
     loop.run_manager = run
+    if _has_graph_handler(loop.config.get("callbacks")):
+        from collections import deque
+
+        from warpgraph import callbacks as graph_callbacks
+
+        get = (
+            graph_callbacks.get_async_graph_callback_manager_for_config
+            if is_async
+            else graph_callbacks.get_sync_graph_callback_manager_for_config
+        )
+        loop._graph_callbacks = get(loop.config, run_id=run.run_id)
+        loop.lifecycle = deque()
     # (a run name in the task base turns the lazily configured tasks and lone steps off;
     # each task's config gets its node's name and a child manager: _algo._task_config)
     loop._task_base["run_name"] = graph.get_name()
@@ -77,26 +105,26 @@ def _start_args(graph: Any, loop: Any) -> tuple[str, Any]:
     return config.get("run_name", graph.get_name()), config.get("run_id")
 
 
-def begin(graph: Any, loop: Any, input: Any) -> Any:
+def begin(graph: Any, loop: Any, input: Any, version: str = "v1") -> Any:
     """Start the chain run of a sync run (None when it is not traced)."""
     if not wanted(loop):
         return None
     manager = _lc.manager_for_config(loop.config)
-    _prepare(loop, manager)
+    _prepare(loop, manager, version)
     name, run_id = _start_args(graph, loop)
     run = manager.on_chain_start(None, input, name=name, run_id=run_id)
-    return _attach(graph, loop, run)
+    return _attach(graph, loop, run, False, version)
 
 
-async def abegin(graph: Any, loop: Any, input: Any) -> Any:
+async def abegin(graph: Any, loop: Any, input: Any, version: str = "v1") -> Any:
     """Start the chain run of an async run (None when it is not traced)."""
     if not wanted(loop):
         return None
     manager = _lc.async_manager_for_config(loop.config)
-    _prepare(loop, manager)
+    _prepare(loop, manager, version)
     name, run_id = _start_args(graph, loop)
     run = await manager.on_chain_start(None, input, name=name, run_id=run_id)
-    return _attach(graph, loop, run)
+    return _attach(graph, loop, run, True, version)
 
 
 def task_callbacks(cfg: dict, loop: Any, step: int, name: str) -> None:
@@ -117,3 +145,53 @@ async def shielded(coro: Any) -> None:
     import asyncio
 
     await asyncio.shield(coro)
+
+
+def _has_graph_handler(callbacks: Any) -> bool:
+    if not callbacks:
+        return False
+    from warpgraph.callbacks import GraphCallbackHandler
+
+    if isinstance(callbacks, GraphCallbackHandler):
+        return True
+    handlers = getattr(callbacks, "handlers", None)
+    if handlers is not None:  # a callback manager
+        return any(isinstance(h, GraphCallbackHandler) for h in handlers)
+    return isinstance(callbacks, list) and any(
+        isinstance(h, GraphCallbackHandler) for h in callbacks
+    )
+
+
+def _lifecycle_events(loop: Any) -> Any:
+    from warpgraph.callbacks import lifecycle_event
+
+    manager = loop._graph_callbacks
+    while loop.lifecycle:
+        kind, status, checkpoint_id, ns, found = loop.lifecycle.popleft()
+        event = lifecycle_event(kind, manager.run_id, status, checkpoint_id, ns, found)
+        yield (manager.on_resume if kind == "resume" else manager.on_interrupt), event
+
+
+def observe(loop: Any, chunks: Any) -> Any:
+    """A traced sync run's chunks, with its lifecycle events told to the graph handlers as
+    they are recorded (between chunks and at the end)."""
+    for chunk in chunks:
+        if loop.lifecycle:
+            for call, event in _lifecycle_events(loop):
+                call(event)
+        yield chunk
+    if loop.lifecycle:
+        for call, event in _lifecycle_events(loop):
+            call(event)
+
+
+async def aobserve(loop: Any, chunks: Any) -> Any:
+    """Async twin of `observe`."""
+    async for chunk in chunks:
+        if loop.lifecycle:
+            for call, event in _lifecycle_events(loop):
+                await call(event)
+        yield chunk
+    if loop.lifecycle:
+        for call, event in _lifecycle_events(loop):
+            await call(event)

@@ -26,7 +26,7 @@ from warpgraph.errors import (
     _DeprecatedSinceV10,
     create_error_message,
 )
-from warpgraph.pregel import _engine, _tracing
+from warpgraph.pregel import _engine, _events, _tracing
 from warpgraph.pregel._checkpoint import SnapshotMixin
 from warpgraph.pregel._drive import adrive, drive, setup_loop
 from warpgraph.pregel._io import invoke_result, latest_output, map_output_chunk
@@ -283,6 +283,31 @@ class Pregel(SnapshotMixin, UpdateMixin):
                 )
             )
 
+    # ------------------------------------------------------------------ event streams
+    def stream_events(
+        self,
+        input: Any,
+        config: dict | None = None,
+        *,
+        version: str = "v2",
+        transformers: Any = None,
+        **kwargs: Any,
+    ) -> Any:
+        """Events of a run: "v3" run streams (warpgraph.stream); "v1"/"v2" are async only."""
+        return _events.stream_events(self, input, config, version, transformers, kwargs)
+
+    def astream_events(
+        self,
+        input: Any,
+        config: dict | None = None,
+        *,
+        version: str = "v2",
+        transformers: Any = None,
+        **kwargs: Any,
+    ) -> Any:
+        """langchain-core's event stream ("v1"/"v2") or a "v3" run stream (awaitable)."""
+        return _events.astream_events(self, input, config, version, transformers, kwargs)
+
     # ------------------------------------------------------------------ public run API
     def stream(
         self,
@@ -318,9 +343,10 @@ class Pregel(SnapshotMixin, UpdateMixin):
             kwargs,
             control,
         )
-        run = _tracing.begin(self, loop, input)
+        run = _tracing.begin(self, loop, input, version)
+        chunks = drive(loop, saver, out, self._runner(), self.step_timeout)
         try:
-            for chunk in drive(loop, saver, out, self._runner(), self.step_timeout):
+            for chunk in chunks if run is None else _tracing.observe(loop, chunks):
                 yield from map_output_chunk(chunk, mode_arg, print_mode, subgraphs, version)
             self._finish(loop, config)
         except BaseException as e:
@@ -364,9 +390,10 @@ class Pregel(SnapshotMixin, UpdateMixin):
             kwargs,
             control,
         )
-        run = await _tracing.abegin(self, loop, input)
+        run = await _tracing.abegin(self, loop, input, version)
+        chunks = adrive(loop, saver, out, self._runner(), self.step_timeout)
         try:
-            async for chunk in adrive(loop, saver, out, self._runner(), self.step_timeout):
+            async for chunk in chunks if run is None else _tracing.aobserve(loop, chunks):
                 for c in map_output_chunk(chunk, mode_arg, print_mode, subgraphs, version):
                     yield c
             self._finish(loop, config)
@@ -465,8 +492,9 @@ class Pregel(SnapshotMixin, UpdateMixin):
             control,
         )
         run = _tracing.begin(self, loop, input)
+        chunks = drive(loop, saver, out, self._runner(), self.step_timeout)
         try:
-            for _ in drive(loop, saver, out, self._runner(), self.step_timeout):
+            for _ in chunks if run is None else _tracing.observe(loop, chunks):
                 pass
             self._finish(loop, config)
         except BaseException as e:
@@ -524,8 +552,9 @@ class Pregel(SnapshotMixin, UpdateMixin):
             control,
         )
         run = await _tracing.abegin(self, loop, input)
+        chunks = adrive(loop, saver, out, self._runner(), self.step_timeout)
         try:
-            async for _ in adrive(loop, saver, out, self._runner(), self.step_timeout):
+            async for _ in chunks if run is None else _tracing.aobserve(loop, chunks):
                 pass
             self._finish(loop, config)
         except BaseException as e:
