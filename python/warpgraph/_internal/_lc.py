@@ -351,10 +351,12 @@ def traced_seq(seq: Any, input: Any, config: dict, kwargs: dict) -> Any:
     try:
         for i, step in enumerate(seq.steps):
             config = patch_config(config, callbacks=run.get_child(f"seq:step:{i + 1}"))
+            # (each step sees its own config as the current one: a langchain-core step
+            # merges the current config into its own, and the task's names the node)
             if i == 0:
                 value = _context_for(config, run).run(step.invoke, value, config, **kwargs)
             else:
-                value = step.invoke(value, config)
+                value = _context_for(config, run).run(step.invoke, value, config)
     except BaseException as e:
         run.on_chain_error(e)
         raise
@@ -369,7 +371,10 @@ def traced_seq(seq: Any, input: Any, config: dict, kwargs: dict) -> Any:
 
 
 async def atraced_seq(seq: Any, input: Any, config: dict, kwargs: dict) -> Any:
-    """Async twin of `traced_seq`."""
+    """Async twin of `traced_seq`. Under a stream handler (astream_events / astream_log)
+    the steps stream into each other, as LangGraph's async runner streams its tasks: the
+    first step's `astream` feeds each next step's `atransform`, and the sequence's output
+    passes the handlers' taps."""
     import asyncio
 
     from warpgraph._internal._runnable import _ainvoke
@@ -377,24 +382,26 @@ async def atraced_seq(seq: Any, input: Any, config: dict, kwargs: dict) -> Any:
     run = await _aseq_start(seq, input, config)
     value = input
     try:
-        for i, step in enumerate(seq.steps):
-            config = patch_config(config, callbacks=run.get_child(f"seq:step:{i + 1}"))
-            if i == 0:
-                ctx = _context_for(config, run)
-                value = await asyncio.create_task(
-                    _ainvoke(step, value, config, **kwargs), context=ctx
-                )
-            else:
-                value = await _ainvoke(step, value, config)
-        # astream_events / astream_log: LangGraph's async runner streams the task's steps;
-        # their one chunk (the output) passes the stream handlers before the run ends
         taps = [h for h in run.handlers if _streams(h)]
         if taps:
-            chunks: Any = _one(value)
+            config = patch_config(config, callbacks=run.get_child("seq:step:1"))
+            ctx = _context_for(config, run)
+            chunks = _astream(seq.steps[0], input, config, kwargs)
+            for i, step in enumerate(seq.steps[1:], 2):
+                step_config = patch_config(config, callbacks=run.get_child(f"seq:step:{i}"))
+                chunks = _atransform(step, chunks, step_config)
             for h in taps:
                 chunks = h.tap_output_aiter(run.run_id, chunks)
-            async for _ in chunks:
-                pass
+            value = await asyncio.create_task(_collect(chunks), context=ctx)
+        else:
+            for i, step in enumerate(seq.steps):
+                config = patch_config(config, callbacks=run.get_child(f"seq:step:{i + 1}"))
+                ctx = _context_for(config, run)  # (see traced_seq)
+                if i == 0:
+                    call = _ainvoke(step, value, config, **kwargs)
+                else:
+                    call = _ainvoke(step, value, config)
+                value = await asyncio.create_task(call, context=ctx)
     except BaseException as e:
         await run.on_chain_error(e)
         raise
@@ -408,5 +415,39 @@ async def atraced_seq(seq: Any, input: Any, config: dict, kwargs: dict) -> Any:
     return value
 
 
-async def _one(value: Any) -> Any:
-    yield value
+def _add(output: Any, chunk: Any, first: bool) -> Any:
+    if first:
+        return chunk
+    try:
+        return output + chunk
+    except TypeError:
+        return chunk
+
+
+async def _collect(chunks: Any) -> Any:
+    output, first = None, True
+    async for chunk in chunks:
+        output, first = _add(output, chunk, first), False
+    return output
+
+
+async def _astream(step: Any, input: Any, config: dict, kwargs: dict) -> Any:
+    astream = getattr(step, "astream", None)
+    if astream is not None:
+        async for chunk in astream(input, config, **kwargs):
+            yield chunk
+    else:
+        from warpgraph._internal._runnable import _ainvoke
+
+        yield await _ainvoke(step, input, config, **kwargs)
+
+
+async def _atransform(step: Any, chunks: Any, config: dict) -> Any:
+    atransform = getattr(step, "atransform", None)
+    if atransform is not None:
+        async for chunk in atransform(chunks, config):
+            yield chunk
+    else:  # (warpgraph's writers): the whole input, then one output
+        from warpgraph._internal._runnable import _ainvoke
+
+        yield await _ainvoke(step, await _collect(chunks), config)
