@@ -180,6 +180,21 @@ def async_manager_for_config(config: dict, tags: Any = None) -> Any:
     return _manager(AsyncCallbackManager, config, tags)
 
 
+_AVAILABLE: list[bool] = []
+
+
+def available() -> bool:
+    """Whether langchain-core can be imported (imports its callbacks once, when asked)."""
+    if not _AVAILABLE:
+        try:
+            import langchain_core.callbacks  # noqa: F401
+        except ImportError:
+            _AVAILABLE.append(False)
+        else:
+            _AVAILABLE.append(True)
+    return _AVAILABLE[0]
+
+
 def ambient_tracing() -> bool:
     """Whether langchain-core would attach handlers to a run without any in its config
     (LangSmith tracing, debug/verbose globals, a `collect_runs`-style hook). False when

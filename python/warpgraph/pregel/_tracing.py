@@ -25,11 +25,11 @@ _MESSAGES_V2 = "__pregel_stream_messages_v2"
 def wanted(loop: Any) -> bool:
     """Whether `loop`'s run is traced (see module doc)."""
     own = loop.own_stream
-    return bool(
-        loop.config.get("callbacks")
-        or (own is not None and not _HANDLER_MODES.isdisjoint(own.modes))
-        or _lc.ambient_tracing()
-    )
+    if loop.config.get("callbacks"):
+        return True
+    if own is not None and not _HANDLER_MODES.isdisjoint(own.modes):
+        return _lc.available()  # (without langchain-core no chat model can stream)
+    return _lc.ambient_tracing()
 
 
 def _prepare(loop: Any, manager: Any, version: str) -> None:
