@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable
 from functools import partial, wraps
 from typing import Any, Union
 
+from warpgraph._internal import _lc
 from warpgraph._internal._constants import CONF, CONFIG_KEY_NODE_ERROR, CONFIG_KEY_RUNTIME
 from warpgraph._internal._typing import MISSING
 from warpgraph.config import (
@@ -153,6 +154,7 @@ def _is_runnable(obj: Any) -> bool:
     return known
 
 
+@_lc.runnable_face
 class RunnableCallable:
     """Wraps a sync function and/or an async function as a runnable node step."""
 
@@ -253,7 +255,9 @@ class RunnableCallable:
             )
         if config is None:
             config = ensure_config()
-        if self._plain and not kwargs:
+        if self.trace and config.get("callbacks") is not None:  # a traced run (_lc.py)
+            ret = _lc.traced_call(self, input, config, kwargs)
+        elif self._plain and not kwargs:
             if self.trace and _CONFIG.get() is not config:
                 tokens = set_config_var(config)
                 try:
@@ -284,14 +288,17 @@ class RunnableCallable:
             return self.invoke(input, config, **kwargs)
         if config is None:
             config = ensure_config()
-        args, kw = self._call_args(input, config, kwargs)
-        if self.trace and _CONFIG.get() is not config:
+        if self.trace and config.get("callbacks") is not None:  # a traced run (_lc.py)
+            ret = await _lc.atraced_call(self, input, config, kwargs)
+        elif self.trace and _CONFIG.get() is not config:
+            args, kw = self._call_args(input, config, kwargs)
             tokens = set_config_var(config)
             try:
                 ret = await afunc(*args, **kw)
             finally:
                 reset_config_var(tokens)
         else:
+            args, kw = self._call_args(input, config, kwargs)
             ret = await afunc(*args, **kw)
         if self.recurse and _is_runnable(ret):
             ainvoke = getattr(ret, "ainvoke", None)
@@ -446,6 +453,7 @@ def _child_config(config: RunnableConfig) -> RunnableConfig:
     return {k: v for k, v in config.items() if k != "run_name" and k != "run_id"}  # type: ignore[return-value]
 
 
+@_lc.runnable_face
 class RunnableSeq:
     """Steps called in order, each output feeding the next; the first step runs with the
     config as the current task config."""
@@ -487,7 +495,9 @@ class RunnableSeq:
     def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
         if config is None:
             config = ensure_config()
-        elif "run_name" in config or "run_id" in config:
+        if config.get("callbacks") is not None:  # a traced run (_lc.py)
+            return _lc.traced_seq(self, input, config, kwargs)
+        if "run_name" in config or "run_id" in config:
             config = _child_config(config)
         if _CONFIG.get() is config:
             if kwargs:
@@ -507,7 +517,9 @@ class RunnableSeq:
     async def ainvoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
         if config is None:
             config = ensure_config()
-        elif "run_name" in config or "run_id" in config:
+        if config.get("callbacks") is not None:  # a traced run (_lc.py)
+            return await _lc.atraced_seq(self, input, config, kwargs)
+        if "run_name" in config or "run_id" in config:
             config = _child_config(config)
         if _CONFIG.get() is config:
             value = await _ainvoke(self._first, input, config, **kwargs)

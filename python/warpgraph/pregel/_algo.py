@@ -40,6 +40,7 @@ from warpgraph._internal._constants import (
 from warpgraph._internal._scratchpad import PregelScratchpad
 from warpgraph.config import LAZY_CONFIG_HOLDERS, _DefaultRecursionLimit
 from warpgraph.pregel._io import read_channels
+from warpgraph.pregel._tracing import task_callbacks
 from warpgraph.runtime import ExecutionInfo, Runtime
 from warpgraph.types import PregelExecutableTask, Send
 
@@ -383,6 +384,8 @@ def _task_config(
     if tags:
         base_tags = ctx.base_tags
         cfg["tags"] = base_tags + tags if base_tags else tags
+    if "run_name" in cfg:  # the task runs as its node (traced: a child run, _tracing.py)
+        task_callbacks(cfg, ctx.loop, ctx.step, name)
     return cfg
 
 

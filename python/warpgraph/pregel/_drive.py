@@ -358,8 +358,8 @@ def setup_loop(
             put((tuple(ns.split(NS_SEP)[:-1]), "custom", c))
     elif CONFIG_KEY_STREAM in conf:
         writer = conf[CONFIG_KEY_RUNTIME].stream_writer
-    else:
-        writer = None
+    else:  # not streamed: a parent's custom writer is not this run's (LangGraph's no-op)
+        writer = _unstreamed
     conf[CONFIG_KEY_RUNTIME] = run_runtime(
         conf.get(CONFIG_KEY_RUNTIME, DEFAULT_RUNTIME),
         context=_coerce_context(graph.context_schema, context),
@@ -385,6 +385,10 @@ def setup_loop(
     if subgraphs:
         loop.subgraph_stream = True
     return loop, saver
+
+
+def _unstreamed(_: Any) -> None:
+    """The custom writer of a run that streams no custom chunks."""
 
 
 def _coerce_context(schema: Any, context: Any) -> Any:

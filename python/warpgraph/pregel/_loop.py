@@ -139,6 +139,9 @@ class PregelLoop:
         self.pending_writes: list[tuple[str, str, Any]] = []
         self._pending_ids: set[str] = set()
         self._io: list[tuple] = []
+        # the run's own stream (no parent's), and its chain run when traced (_tracing.py)
+        self.own_stream, self.run_manager = stream, None
+        self.lifecycle: Any = None  # a deque of lifecycle events when a graph handler listens
         if CONFIG_KEY_STREAM in conf:  # a parent streaming with subgraphs=True
             parent = conf[CONFIG_KEY_STREAM]
             stream = duplex(stream, parent) if stream is not None else parent
@@ -475,6 +478,8 @@ class PregelLoop:
             self.conf = {**self.conf, CONFIG_KEY_STREAM: self.stream}
         self.config = {**self.config, CONF: self.conf}
         self.status = "pending"
+        if is_resuming and self.lifecycle is not None:
+            self.lifecycle.append(("resume", self.status, self.checkpoint_id, self.ns, ()))
 
     def _set_hint(self, before: list[str], added: list[str]) -> None:
         """LangGraph keeps the loaded hint plus the null writes' channels (none loaded: a
@@ -805,6 +810,11 @@ class PregelLoop:
             yield from self._put_checkpoint(self.checkpoint_metadata)
             yield from self._put_pending_writes()
         if isinstance(exc, GraphInterrupt) and not self.is_nested:
+            if self.lifecycle is not None:
+                found = tuple(exc.args[0]) if exc.args else ()
+                self.lifecycle.append(
+                    ("interrupt", self.status, self.checkpoint_id, self.ns, found)
+                )
             if (self.pending_writes or self._written) and any(
                 t.writes for t in self.tasks.values()
             ):

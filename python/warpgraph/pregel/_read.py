@@ -29,12 +29,12 @@ class _Seq:
         return input
 
 
-def _seq(*steps: Any) -> Any:
+def _seq(*steps: Any, trace_policy: Any = None) -> Any:
     try:
         from warpgraph._internal._runnable import RunnableSeq
     except ImportError:
         return _Seq(*steps)
-    return RunnableSeq(*steps)
+    return RunnableSeq(*steps, trace_policy=trace_policy)
 
 
 class PregelNode:
@@ -102,8 +102,8 @@ class PregelNode:
         if self.bound is None:
             if not ws:
                 return None
-            return ws[0] if len(ws) == 1 else _seq(*ws)
-        return _seq(self.bound, *ws) if ws else self.bound
+            return ws[0] if len(ws) == 1 else _seq(*ws, trace_policy=self.trace_policy)
+        return _seq(self.bound, *ws, trace_policy=self.trace_policy) if ws else self.bound
 
     def invoke(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
         return self.bound.invoke(input, config, **kwargs)

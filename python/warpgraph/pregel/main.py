@@ -16,6 +16,7 @@ from warpgraph._internal._constants import (
     TASKS,
 )
 from warpgraph._internal._generics import ContextT, InputT, OutputT, StateT
+from warpgraph._internal._lc import runnable_face
 from warpgraph.channels.base import BaseChannel
 from warpgraph.channels.topic import Topic
 from warpgraph.config import merge_configs
@@ -26,7 +27,7 @@ from warpgraph.errors import (
     _DeprecatedSinceV10,
     create_error_message,
 )
-from warpgraph.pregel import _engine
+from warpgraph.pregel import _engine, _events, _tracing
 from warpgraph.pregel._batch import BatchMixin
 from warpgraph.pregel._checkpoint import SnapshotMixin
 from warpgraph.pregel._draw import DrawMixin
@@ -42,6 +43,7 @@ from warpgraph.types import RetryPolicy, Send, ensure_valid_checkpointer
 __all__ = ("NodeBuilder", "Pregel")
 
 
+@runnable_face
 class Pregel(
     SnapshotMixin,
     UpdateMixin,
@@ -290,6 +292,31 @@ class Pregel(
                 )
             )
 
+    # ------------------------------------------------------------------ event streams
+    def stream_events(
+        self,
+        input: Any,
+        config: dict | None = None,
+        *,
+        version: str = "v2",
+        transformers: Any = None,
+        **kwargs: Any,
+    ) -> Any:
+        """Events of a run: "v3" run streams (warpgraph.stream); "v1"/"v2" are async only."""
+        return _events.stream_events(self, input, config, version, transformers, kwargs)
+
+    def astream_events(
+        self,
+        input: Any,
+        config: dict | None = None,
+        *,
+        version: str = "v2",
+        transformers: Any = None,
+        **kwargs: Any,
+    ) -> Any:
+        """langchain-core's event stream ("v1"/"v2") or a "v3" run stream (awaitable)."""
+        return _events.astream_events(self, input, config, version, transformers, kwargs)
+
     # ------------------------------------------------------------------ public run API
     def stream(
         self,
@@ -325,9 +352,18 @@ class Pregel(
             kwargs,
             control,
         )
-        for chunk in drive(loop, saver, out, self._runner(), self.step_timeout):
-            yield from map_output_chunk(chunk, mode_arg, print_mode, subgraphs, version)
-        self._finish(loop, config)
+        run = _tracing.begin(self, loop, input, version)
+        chunks = drive(loop, saver, out, self._runner(), self.step_timeout)
+        try:
+            for chunk in chunks if run is None else _tracing.observe(loop, chunks):
+                yield from map_output_chunk(chunk, mode_arg, print_mode, subgraphs, version)
+            self._finish(loop, config)
+        except BaseException as e:
+            if run is not None:
+                run.on_chain_error(e)
+            raise
+        if run is not None:
+            run.on_chain_end(_tracing.output(loop))
 
     async def astream(
         self,
@@ -363,10 +399,19 @@ class Pregel(
             kwargs,
             control,
         )
-        async for chunk in adrive(loop, saver, out, self._runner(), self.step_timeout):
-            for c in map_output_chunk(chunk, mode_arg, print_mode, subgraphs, version):
-                yield c
-        self._finish(loop, config)
+        run = await _tracing.abegin(self, loop, input, version)
+        chunks = adrive(loop, saver, out, self._runner(), self.step_timeout)
+        try:
+            async for chunk in chunks if run is None else _tracing.aobserve(loop, chunks):
+                for c in map_output_chunk(chunk, mode_arg, print_mode, subgraphs, version):
+                    yield c
+            self._finish(loop, config)
+        except BaseException as e:
+            if run is not None:
+                await _tracing.shielded(run.on_chain_error(e))
+            raise
+        if run is not None:
+            await run.on_chain_end(_tracing.output(loop))
 
     def _stream_setup(
         self,
@@ -455,9 +500,18 @@ class Pregel(
             durability,
             control,
         )
-        for _ in drive(loop, saver, out, self._runner(), self.step_timeout):
-            pass
-        self._finish(loop, config)
+        run = _tracing.begin(self, loop, input)
+        chunks = drive(loop, saver, out, self._runner(), self.step_timeout)
+        try:
+            for _ in chunks if run is None else _tracing.observe(loop, chunks):
+                pass
+            self._finish(loop, config)
+        except BaseException as e:
+            if run is not None:
+                run.on_chain_error(e)
+            raise
+        if run is not None:
+            run.on_chain_end(_tracing.output(loop))
         return latest_output(loop)
 
     async def ainvoke(
@@ -506,9 +560,18 @@ class Pregel(
             durability,
             control,
         )
-        async for _ in adrive(loop, saver, out, self._runner(), self.step_timeout):
-            pass
-        self._finish(loop, config)
+        run = await _tracing.abegin(self, loop, input)
+        chunks = adrive(loop, saver, out, self._runner(), self.step_timeout)
+        try:
+            async for _ in chunks if run is None else _tracing.aobserve(loop, chunks):
+                pass
+            self._finish(loop, config)
+        except BaseException as e:
+            if run is not None:
+                await _tracing.shielded(run.on_chain_error(e))
+            raise
+        if run is not None:
+            await run.on_chain_end(_tracing.output(loop))
         return latest_output(loop)
 
     def _invoke_setup(
