@@ -32,13 +32,14 @@ from warpgraph.pregel._io import invoke_result, latest_output, map_output_chunk
 from warpgraph.pregel._loop import PregelLoop
 from warpgraph.pregel._read import NodeBuilder, validate_graph
 from warpgraph.pregel._runner import PregelRunner
+from warpgraph.pregel._stream_v3 import StreamEventsMixin, _normalize_stream_transformer_factories
 from warpgraph.pregel._update import UpdateMixin
 from warpgraph.types import RetryPolicy, Send, ensure_valid_checkpointer
 
-__all__ = ("NodeBuilder", "Pregel")
+__all__ = ("NodeBuilder", "Pregel", "_normalize_stream_transformer_factories")
 
 
-class Pregel(SnapshotMixin, UpdateMixin):
+class Pregel(SnapshotMixin, UpdateMixin, StreamEventsMixin):
     """A graph of PregelNodes communicating through channels, run in super-steps."""
 
     def __init__(
@@ -66,6 +67,7 @@ class Pregel(SnapshotMixin, UpdateMixin):
         trigger_to_nodes: Mapping[str, Sequence[str]] | None = None,
         name: str = "LangGraph",
         node_error_handler_map: Mapping[str, str] | None = None,
+        stream_transformers: Sequence[Any] | None = None,
         **kwargs: Any,
     ) -> None:
         if "config_type" in kwargs:
@@ -105,6 +107,7 @@ class Pregel(SnapshotMixin, UpdateMixin):
         self.trigger_to_nodes = trigger_to_nodes or {}
         self.name = name
         self.node_error_handler_map = dict(node_error_handler_map or {})
+        self.stream_transformers = tuple(stream_transformers or ())  # stream_events v3
         self._spec_cache: Any = None
         if auto_validate:
             self.validate()
