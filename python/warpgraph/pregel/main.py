@@ -28,7 +28,7 @@ from warpgraph.errors import (
 from warpgraph.pregel import _engine
 from warpgraph.pregel._checkpoint import SnapshotMixin
 from warpgraph.pregel._drive import adrive, drive, setup_loop
-from warpgraph.pregel._io import invoke_result, latest_output, map_output_chunk
+from warpgraph.pregel._io import invoke_result, latest_output, map_output_chunk, v2_mappers
 from warpgraph.pregel._loop import PregelLoop
 from warpgraph.pregel._read import NodeBuilder, validate_graph
 from warpgraph.pregel._runner import PregelRunner
@@ -319,8 +319,9 @@ class Pregel(SnapshotMixin, UpdateMixin, StreamEventsMixin):
             kwargs,
             control,
         )
+        mappers = v2_mappers(self, version)
         for chunk in drive(loop, saver, out, self._runner(), self.step_timeout):
-            yield from map_output_chunk(chunk, mode_arg, print_mode, subgraphs, version)
+            yield from map_output_chunk(chunk, mode_arg, print_mode, subgraphs, version, mappers)
         self._finish(loop, config)
 
     async def astream(
@@ -357,8 +358,9 @@ class Pregel(SnapshotMixin, UpdateMixin, StreamEventsMixin):
             kwargs,
             control,
         )
+        mappers = v2_mappers(self, version)
         async for chunk in adrive(loop, saver, out, self._runner(), self.step_timeout):
-            for c in map_output_chunk(chunk, mode_arg, print_mode, subgraphs, version):
+            for c in map_output_chunk(chunk, mode_arg, print_mode, subgraphs, version, mappers):
                 yield c
         self._finish(loop, config)
 
