@@ -1,0 +1,274 @@
+"""`stream_events(version="v3")` / `astream_events(version="v3")`: the same graphs on the
+reference and on warpgraph, comparing every observable of the run stream: the raw protocol
+events (method, namespace, data, interrupts; `seq` checked increasing, timestamps dropped),
+the projections, `output` / `interrupted` / `interrupts`, errors, and the subgraph handles
+(path, name, trigger id, status, error, their own values and grandchildren).
+
+One trace function serves both lanes: `aio` picks `stream_events` + `for` or
+`astream_events` + `async for`.
+"""
+
+from __future__ import annotations
+
+import operator
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Annotated, Any
+
+import pytest
+from typing_extensions import TypedDict
+
+from .libs import LIBS, Lib
+from .normalize import Normalizer, first_difference
+
+pytestmark = pytest.mark.filterwarnings("ignore::Warning")
+
+
+class S(TypedDict):
+    value: str
+    items: Annotated[list[str], operator.add]
+
+
+INPUT = {"value": "x", "items": []}
+
+
+def _chain(lib: Lib, *names: str, fail: str | None = None, pause: str | None = None):
+    g = lib.StateGraph(S)
+    prev = lib.START
+    for name in names:
+
+        def node(state: S, _name: str = name) -> dict:
+            if _name == fail:
+                raise ValueError(f"{_name} exploded")
+            if _name == pause:
+                answer = lib.interrupt(f"approve {_name}?")
+                return {"value": state["value"] + f"_{answer}", "items": [_name]}
+            return {"value": state["value"] + _name, "items": [_name]}
+
+        g.add_node(name, node)
+        g.add_edge(prev, name)
+        prev = name
+    g.add_edge(prev, lib.END)
+    return g
+
+
+def _nest(lib: Lib, child: Any, *, before: str | None = None, name: str = "child"):
+    g = lib.StateGraph(S)
+    g.add_node(name, child)
+    if before:
+        g.add_node(before, lambda s: {"items": [before]})
+        g.add_edge(lib.START, before)
+        g.add_edge(before, name)
+    else:
+        g.add_edge(lib.START, name)
+    g.add_edge(name, lib.END)
+    return g
+
+
+def _writer_graph(lib: Lib):
+    def node(state: S) -> dict:
+        write = lib.get_stream_writer()
+        write({"step": 1})
+        write("two")
+        return {"items": ["w"]}
+
+    g = lib.StateGraph(S)
+    g.add_node("w", node)
+    g.add_edge(lib.START, "w")
+    g.add_edge("w", lib.END)
+    return g
+
+
+@dataclass
+class Case:
+    build: Callable[[Lib], Any]  # lib -> compiled graph
+    calls: list = field(default_factory=lambda: [INPUT])  # inputs (a callable: lib -> input)
+    config: dict | None = None
+    transformers: tuple[str, ...] = ()  # names in lib.stream.transformers
+    drill: bool = False  # walk run.subgraphs (handles, their values, grandchildren)
+
+
+def _saver(lib: Lib) -> Any:
+    return lib.InMemorySaver()
+
+
+CASES: dict[str, Case] = {
+    "chain": Case(lambda lib: _chain(lib, "a", "b").compile()),
+    "nested": Case(lambda lib: _nest(lib, _chain(lib, "p").compile(), before="r").compile()),
+    "nested_drill": Case(
+        lambda lib: _nest(lib, _chain(lib, "p").compile(), before="r").compile(), drill=True
+    ),
+    "two_levels_drill": Case(
+        lambda lib: _nest(lib, _nest(lib, _chain(lib, "i").compile(), name="in").compile())
+        .compile(),
+        drill=True,
+    ),
+    "siblings_drill": Case(
+        lambda lib: _siblings(lib).compile(), drill=True
+    ),
+    "root_error": Case(lambda lib: _chain(lib, "a", "b", fail="b").compile()),
+    "child_error_drill": Case(
+        lambda lib: _nest(lib, _chain(lib, "f", fail="f").compile()).compile(), drill=True
+    ),
+    "interrupt_resume": Case(
+        lambda lib: _chain(lib, "a", "b", pause="b").compile(checkpointer=_saver(lib)),
+        calls=[INPUT, lambda lib: lib.Command(resume="ok")],
+        config={"configurable": {"thread_id": "t1"}},
+    ),
+    "child_interrupt_drill": Case(
+        lambda lib: _nest(lib, _chain(lib, "q", pause="q").compile()).compile(
+            checkpointer=_saver(lib)
+        ),
+        config={"configurable": {"thread_id": "t2"}},
+        drill=True,
+    ),
+    "data_transformers": Case(
+        lambda lib: _writer_graph(lib).compile(checkpointer=_saver(lib)),
+        config={"configurable": {"thread_id": "t3"}},
+        transformers=(
+            "UpdatesTransformer",
+            "CustomTransformer",
+            "TasksTransformer",
+            "DebugTransformer",
+            "CheckpointsTransformer",
+        ),
+    ),
+    "compiled_transformers": Case(
+        lambda lib: _nest(lib, _writer_graph(lib).compile()).compile(
+            transformers=[lib.stream.transformers.CustomTransformer]
+        ),
+        drill=True,
+    ),
+    "scoped_call": Case(
+        lambda lib: _nest(lib, _chain(lib, "i").compile()).compile(),
+        config={"configurable": {"checkpoint_ns": "outer:abc"}},
+    ),
+    "pydantic_state": Case(lambda lib: _pydantic(lib).compile()),
+}
+
+
+def _siblings(lib: Lib):
+    g = lib.StateGraph(S)
+    g.add_node("one", _chain(lib, "1").compile())
+    g.add_node("two", _chain(lib, "2").compile())
+    g.add_edge(lib.START, "one")
+    g.add_edge("one", "two")
+    g.add_edge("two", lib.END)
+    return g
+
+
+def _pydantic(lib: Lib):
+    from pydantic import BaseModel
+
+    class P(BaseModel):
+        value: str
+        items: Annotated[list[str], operator.add]
+
+    g = lib.StateGraph(P)
+    g.add_node("a", lambda s: {"value": s.value + "a", "items": ["a"]})
+    g.add_edge(lib.START, "a")
+    g.add_edge("a", lib.END)
+    return g
+
+
+# ---------------------------------------------------------------- one trace, both lanes
+async def _drain(channel: Any, aio: bool) -> list:
+    if aio:
+        return [item async for item in channel]
+    return list(channel)
+
+
+async def _result(run: Any, name: str, aio: bool) -> Any:
+    if aio:
+        return await getattr(run, name)()
+    return getattr(run, name)
+
+
+def _event(e: dict) -> dict:
+    params = e["params"]
+    out = {"method": e["method"], "ns": params["namespace"], "data": params["data"]}
+    if "interrupts" in params:
+        out["interrupts"] = params["interrupts"]
+    return out
+
+
+async def _handles(run: Any, aio: bool, out: list) -> list:
+    """Walk `run.subgraphs` into `out` (kept when the walk raises), drilling into each
+    handle before the run moves on."""
+    cursor = run.subgraphs.__aiter__() if aio else iter(run.subgraphs)
+    while True:
+        try:
+            handle = await cursor.__anext__() if aio else next(cursor)
+        except (StopIteration, StopAsyncIteration):
+            break
+        values_cursor = aiter(handle.values) if aio else iter(handle.values)
+        entry: dict[str, Any] = {
+            "path": handle.path,
+            "graph_name": handle.graph_name,
+            "trigger": handle.trigger_call_id,
+            "children": [],
+        }
+        out.append(entry)
+        try:
+            await _handles(handle, aio, entry["children"])
+        except Exception as exc:  # noqa: BLE001 - a failed subgraph's projections raise
+            entry["children_error"] = exc
+        try:
+            entry["values"] = await _drain(values_cursor, aio)
+        except Exception as exc:  # noqa: BLE001
+            entry["values_error"] = exc
+        entry["status"], entry["error"] = handle.status, handle.error
+    return out
+
+
+async def trace(lib: Lib, case: Case, aio: bool) -> list:
+    graph = case.build(lib)
+    factories = [getattr(lib.stream.transformers, t) for t in case.transformers]
+    out: list = []
+    for call in case.calls:
+        inp = call(lib) if callable(call) else call
+        kwargs: dict[str, Any] = {"version": "v3"}
+        if factories:
+            kwargs["transformers"] = factories
+        if aio:
+            run = await graph.astream_events(inp, case.config, **kwargs)
+        else:
+            run = graph.stream_events(inp, case.config, **kwargs)
+        record: dict[str, Any] = {"extensions": sorted(run.extensions)}
+        projections = [k for k in sorted(run.extensions) if k not in ("messages", "subgraphs")]
+        cursors = {k: aiter(run.extensions[k]) if aio else iter(run.extensions[k])
+                   for k in projections}  # fmt: skip
+        log = aiter(run) if aio else iter(run)  # subscribed now: sees every event
+        try:
+            if case.drill:
+                await _handles(run, aio, record.setdefault("handles", []))
+            events = await _drain(log, aio)
+            seqs = [e["seq"] for e in events]
+            assert seqs == sorted(set(seqs)), seqs
+            record["events"] = [_event(e) for e in events]
+        except Exception as exc:  # noqa: BLE001 - the run's error is part of the trace
+            record["error"] = exc
+        for key, cursor in cursors.items():
+            try:
+                record[key] = await _drain(cursor, aio)
+            except Exception as exc:  # noqa: BLE001
+                record[key] = {"raised": exc}
+        for name in ("output", "interrupted", "interrupts"):
+            try:
+                record[name] = await _result(run, name, aio)
+            except Exception as exc:  # noqa: BLE001
+                record[name] = {"raised": exc}
+        out.append(record)
+    return out
+
+
+@pytest.mark.parametrize("aio", [False, True], ids=["sync", "async"])
+@pytest.mark.parametrize("name", sorted(CASES))
+async def test_v3_run_stream_matches_reference(name: str, aio: bool) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref = Normalizer()(await trace(LIBS["langgraph"], CASES[name], aio))
+        got = Normalizer()(await trace(LIBS["warpgraph"], CASES[name], aio))
+    assert got == ref, first_difference(ref, got)
+    assert ref  # the trace holds at least one run
