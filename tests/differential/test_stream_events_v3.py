@@ -272,3 +272,53 @@ async def test_v3_run_stream_matches_reference(name: str, aio: bool) -> None:
         got = Normalizer()(await trace(LIBS["warpgraph"], CASES[name], aio))
     assert got == ref, first_difference(ref, got)
     assert ref  # the trace holds at least one run
+
+
+# ---------------------------------------------------------------- v2 typed stream parts
+def _typed_graph(lib: Lib, kind: str, saver: bool):
+    if kind == "pydantic":
+        from pydantic import BaseModel
+
+        class State(BaseModel):
+            value: str
+            items: Annotated[list[str], operator.add]
+    else:
+
+        @dataclass
+        class State:  # type: ignore[no-redef]
+            value: str
+            items: Annotated[list[str], operator.add]
+
+    def pause(state: Any) -> dict:
+        return {"value": state.value + str(lib.interrupt("why?")), "items": ["p"]}
+
+    g = lib.StateGraph(State)
+    g.add_node("a", lambda s: {"value": s.value + "a", "items": ["a"]})
+    g.add_node("p", pause)
+    g.add_edge(lib.START, "a")
+    g.add_edge("a", "p")
+    g.add_edge("p", lib.END)
+    return g.compile(checkpointer=lib.InMemorySaver() if saver else None)
+
+
+@pytest.mark.parametrize("kind", ["pydantic", "dataclass"])
+@pytest.mark.parametrize("mode", ["values", "checkpoints", "debug", "updates", "invoke"])
+def test_v2_parts_coerce_state_like_reference(kind: str, mode: str) -> None:
+    """version="v2" parts: values (and checkpoint values past the input checkpoint) are
+    instances of the state schema; interrupts sit in their own field; invoke returns a
+    GraphOutput whose value is coerced."""
+    traces = []
+    for lib in (LIBS["langgraph"], LIBS["warpgraph"]):
+        graph = _typed_graph(lib, kind, saver=True)
+        config = {"configurable": {"thread_id": f"{kind}-{mode}"}}
+        if mode == "invoke":
+            out = graph.invoke({"value": "x", "items": []}, config, version="v2")
+            traces.append(Normalizer()([out.value, out.interrupts, type(out).__name__]))
+        else:
+            parts = list(
+                graph.stream({"value": "x", "items": []}, config, stream_mode=mode, version="v2")
+            )
+            types = [type(p["data"]).__name__ for p in parts]
+            traces.append(Normalizer()([parts, types]))
+    assert traces[1] == traces[0], first_difference(traces[0], traces[1])
+    assert traces[0][0]
