@@ -322,3 +322,127 @@ def test_v2_parts_coerce_state_like_reference(kind: str, mode: str) -> None:
             traces.append(Normalizer()([parts, types]))
     assert traces[1] == traces[0], first_difference(traces[0], traces[1])
     assert traces[0][0]
+
+
+# ---------------------------------------------------------------- synthetic event scripts
+def _tasks(ns: list[str], task_id: str, *, result: bool = False, **extra: Any) -> tuple:
+    data: dict[str, Any] = {"id": task_id, "name": task_id.split("-")[0]}
+    if result:
+        data.update(error=extra.pop("error", None), interrupts=extra.pop("interrupts", []))
+        data["result"] = {}
+    else:
+        data.update(input=extra.pop("input", None), triggers=[])
+        if "metadata" in extra:
+            data["metadata"] = extra.pop("metadata")
+    return ("tasks", ns, data)
+
+
+SCRIPTS: dict[str, list[tuple]] = {
+    "child_and_grandchild": [
+        ("values", [], {"v": 0}),
+        _tasks(["agent:a1"], "t1"),
+        ("values", ["agent:a1"], {"v": 1}),
+        _tasks(["agent:a1", "tool:b2"], "t2"),
+        ("custom", ["agent:a1", "tool:b2"], "deep"),
+        ("updates", ["agent:a1"], {"n": {"v": 2}}),
+        _tasks(["agent:a1"], "b2", result=True),
+        _tasks([], "a1", result=True, error="boom"),
+        ("values", [], {"v": 3}),
+    ],
+    "interrupted_child": [
+        _tasks(["sub:s1"], "x1"),
+        ("values", ["sub:s1"], {"k": 1}),
+        _tasks([], "s1", result=True, interrupts=[{"value": "pause"}], error="ignored"),
+        ("values", [], {"k": 1}),
+    ],
+    "subagent_cause": [
+        _tasks(
+            [],
+            "tools-1",
+            metadata={"lc_agent_name": "boss"},
+            input={"tool_call": {"id": "call_9", "name": "ask", "args": {}}},
+        ),
+        _tasks(["tools:tools-1"], "model-1", metadata={"lc_agent_name": "helper"}),
+        _tasks(["plain:tools-1"], "n-1", metadata={"lc_agent_name": None}),
+        _tasks([], "tools-1", result=True),
+    ],
+    "left_open": [_tasks(["late:z9"], "q1"), ("checkpoints", [], {"values": {}})],
+}
+
+
+def _mux_trace(lib: Lib, script: list[tuple], aio: bool, end: str) -> Any:
+    import asyncio
+
+    from_lib = lib.stream.transformers
+    mux_cls = lib.module("stream._mux").StreamMux
+    natives = ["ValuesTransformer", "MessagesTransformer", "LifecycleTransformer"]
+    extra = ["SubgraphTransformer", "UpdatesTransformer", "CustomTransformer"]
+    extra += ["TasksTransformer", "CheckpointsTransformer"]
+    mux = mux_cls(factories=[getattr(from_lib, n) for n in natives + extra], is_async=aio)
+    mux._events._subscribed = True
+    for channel in mux.extensions.values():
+        channel._subscribed = True
+    handles: list = []
+
+    def arm_new_handles() -> None:
+        for handle in mux.transformer_by_key("subgraphs")._handles.values():
+            if handle not in handles:
+                handles.append(handle)
+                handle._mux._events._subscribed = True
+                for channel in handle._mux.extensions.values():
+                    channel._subscribed = True
+
+    async def run() -> None:
+        for method, ns, data in script:
+            event = {
+                "type": "event",
+                "method": method,
+                "params": {"namespace": ns, "timestamp": 0, "data": data},
+            }
+            if aio:
+                await mux.apush(event)
+            else:
+                mux.push(event)
+            arm_new_handles()
+        err = RuntimeError("run died") if end == "fail" else None
+        if aio:
+            await (mux.afail(err) if err else mux.aclose())
+        else:
+            mux.fail(err) if err else mux.close()
+
+    asyncio.run(run())
+
+    def items(channel: Any) -> list:
+        return [item for _stamp, item in channel._items]
+
+    def view(m: Any) -> dict:
+        out: dict[str, Any] = {"log": [(e["method"], e["params"]["data"]) for e in items(m._events)]}
+        out["seq"] = [e.get("seq") for e in items(m._events)]
+        for key, channel in m.extensions.items():
+            if key not in ("subgraphs", "messages"):
+                out[key] = items(channel)
+        out["closed"] = (m._events._closed, repr(m._events._error))
+        return out
+
+    return {
+        "root": view(mux),
+        "handles": [
+            {"path": h.path, "name": h.graph_name, "status": h.status, "error": h.error,
+             "mux": view(h._mux)}
+            for h in handles
+        ],
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize("end", ["close", "fail"])
+@pytest.mark.parametrize("aio", [False, True], ids=["sync", "async"])
+@pytest.mark.parametrize("script", sorted(SCRIPTS))
+def test_mux_event_scripts_match_reference(script: str, aio: bool, end: str) -> None:
+    """The built-in transformers on hand-made event sequences: main logs (with seq), every
+    projection's buffer, subgraph handles and their mini-muxes."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref = _mux_trace(LIBS["langgraph"], SCRIPTS[script], aio, end)
+        got = _mux_trace(LIBS["warpgraph"], SCRIPTS[script], aio, end)
+    assert got == ref, first_difference(ref, got)
+    assert ref["root"]["log"]
