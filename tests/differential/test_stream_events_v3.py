@@ -446,3 +446,66 @@ def test_mux_event_scripts_match_reference(script: str, aio: bool, end: str) -> 
         got = _mux_trace(LIBS["warpgraph"], SCRIPTS[script], aio, end)
     assert got == ref, first_difference(ref, got)
     assert ref["root"]["log"]
+
+
+def _messages_script() -> list[tuple]:
+    from langchain_core.messages import AIMessage, AIMessageChunk, ToolMessage
+
+    def meta(run: str, node: str = "llm") -> dict:
+        return {"langgraph_node": node, "run_id": run}
+
+    def life(run: str, text: str, role: str = "ai") -> list[tuple]:
+        return [
+            ({"event": "message-start", "role": role, "message_id": f"m-{run}"}, meta(run)),
+            ({"event": "content-block-start", "index": 0,
+              "content_block": {"type": "text", "text": ""}}, meta(run)),
+            ({"event": "content-block-delta", "index": 0,
+              "delta": {"type": "text-delta", "text": text}}, meta(run)),
+            ({"event": "content-block-finish", "index": 0,
+              "content_block": {"type": "text", "text": text}}, meta(run)),
+            ({"event": "message-finish", "reason": "stop"}, meta(run)),
+        ]  # fmt: skip
+
+    a, b, tool = life("r1", "alpha"), life("r2", "beta"), life("r3", "[]", role="tool")
+    mixed = [x for pair in zip(a, b) for x in pair]
+    return [
+        *mixed,
+        *tool,
+        ({"event": "content-block-delta", "index": 0, "delta": {}}, meta("orphan")),
+        (AIMessage(content="whole", id="w-1"), {"langgraph_node": "node"}),
+        (AIMessageChunk(content="legacy", id="c-1"), {"langgraph_node": "node"}),
+        (ToolMessage(content="t", id="t-1", tool_call_id="call"), {"langgraph_node": "tools"}),
+    ]
+
+
+@pytest.mark.parametrize("aio", [False, True], ids=["sync", "async"])
+def test_messages_transformer_matches_reference(aio: bool) -> None:
+    """Protocol events routed by run id (interleaved calls, tool roles skipped, orphans
+    dropped), whole messages replayed, legacy chunks and tool messages ignored."""
+    import asyncio
+
+    def trace(lib: Lib) -> list:
+        mux = lib.module("stream._mux").StreamMux(
+            factories=[lib.stream.transformers.MessagesTransformer], is_async=aio
+        )
+        log = mux.extensions["messages"]
+        log._subscribed = True
+        if not aio:
+            mux.bind_pump(lambda: False)
+        for payload, meta in _messages_script():
+            mux.push({"type": "event", "method": "messages",
+                      "params": {"namespace": [], "timestamp": 0, "data": (payload, meta)}})  # fmt: skip
+        mux.close()
+        streams = [s for _stamp, s in log._items]
+
+        async def outputs() -> list:
+            return [(await s.output).text for s in streams]
+
+        texts = asyncio.run(outputs()) if aio else [s.output.text for s in streams]
+        return [type(s).__name__ for s in streams] + [
+            (s.message_id, s.node, s.done, [e["event"] for e in s._events]) for s in streams
+        ] + texts  # fmt: skip
+
+    ref, got = trace(LIBS["langgraph"]), trace(LIBS["warpgraph"])
+    assert got == ref, first_difference(ref, got)
+    assert len(ref) > 3
