@@ -66,6 +66,7 @@ _MODULES = {
     "config": "config",
     "runtime": "runtime",
     "memory": "checkpoint.memory",
+    "stream": "stream",
 }
 
 LIB_NAMES = ("langgraph", "warpgraph")

@@ -291,6 +291,7 @@ def compile_graph(builder: StateGraph, **options: Any) -> CompiledStateGraph:
         "stream_mode": "updates",
         "trigger_to_nodes": layout.trigger_to_nodes,
         "node_error_handler_map": builder._node_error_handler_map,
+        "stream_transformers": options.get("stream_transformers"),
     }
     accepted = inspect.signature(Pregel.__init__).parameters
     for extra in ("debug", "cache", "auto_validate"):

@@ -450,8 +450,6 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
         transformers: Any = None,
     ) -> CompiledStateGraph:
         """Validate and compile into an executable `CompiledStateGraph` (a Pregel)."""
-        if transformers:
-            raise NotImplementedError("compile(transformers=...) is not supported by warpgraph")
         from warpgraph.graph._compile import compile_graph
         from warpgraph.types import ensure_valid_checkpointer
 
@@ -474,4 +472,5 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
             interrupt_after=interrupt_after,
             debug=debug,
             name=name or "LangGraph",
+            stream_transformers=transformers,
         )

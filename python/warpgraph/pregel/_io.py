@@ -21,6 +21,7 @@ from warpgraph.errors import EmptyChannelError, InvalidUpdateError
 
 logger = logging.getLogger("warpgraph")
 _START = "__start__"
+_STATE_MODES = ("checkpoints", "debug")
 
 
 def read_channels(engine: Any, select: str | Sequence[str]) -> Any:
@@ -173,11 +174,37 @@ def invoke_result(chunks: list, stream_mode: Any, version: str) -> Any:
     return latest
 
 
+def v2_mappers(graph: Any, version: str) -> tuple[Any, Any] | None:
+    """`version="v2"` streams coerce values to a pydantic / dataclass state schema: the
+    graph's (output mapper, state mapper), or None when there is nothing to coerce."""
+    if version != "v2":
+        return None
+    found = (getattr(graph, "_output_mapper", None), getattr(graph, "_state_mapper", None))
+    return found if found != (None, None) else None
+
+
+def _coerce_checkpoint_values(payload: Any, mapper: Any) -> None:
+    """Coerce the state values of a checkpoints payload or of a debug checkpoint envelope,
+    in place; the input checkpoint (next holds __start__) has channels still empty: kept."""
+    if not isinstance(payload, dict):
+        return
+    target = payload
+    if payload.get("type") == "checkpoint" and isinstance(payload.get("payload"), dict):
+        target = payload["payload"]
+    if isinstance(target.get("values"), dict) and _START not in target.get("next", ()):
+        target["values"] = mapper(target["values"])
+
+
 def map_output_chunk(
-    chunk: tuple, stream_mode: Any, print_mode: Any, subgraphs: bool, version: str
+    chunk: tuple,
+    stream_mode: Any,
+    print_mode: Any,
+    subgraphs: bool,
+    version: str,
+    mappers: tuple[Any, Any] | None = None,
 ) -> Iterator[Any]:
     """One `(namespace, mode, payload)` chunk in the shape `stream()` yields (print_mode
-    chunks are printed like LangGraph)."""
+    chunks are printed like LangGraph; `mappers`: see `v2_mappers`)."""
     ns, mode, payload = chunk
     if mode in print_mode:
         from warpgraph.pregel.debug import get_bolded_text, get_colored_text
@@ -191,9 +218,15 @@ def map_output_chunk(
         return
     if version == "v2":
         if mode == "values":
-            ints = payload.pop(INTERRUPT, ()) if isinstance(payload, dict) else ()
+            ints = ()
+            if isinstance(payload, dict):
+                ints = payload.pop(INTERRUPT, ())
+                if mappers is not None and mappers[0] is not None:
+                    payload = mappers[0](payload)
             yield {"type": mode, "ns": ns, "data": payload, "interrupts": ints}
         else:
+            if mappers is not None and mappers[1] is not None and mode in _STATE_MODES:
+                _coerce_checkpoint_values(payload, mappers[1])
             yield {"type": mode, "ns": ns, "data": payload}
     elif subgraphs and isinstance(stream_mode, list):
         yield (ns, mode, payload)

@@ -32,15 +32,16 @@ from warpgraph.pregel._batch import BatchMixin
 from warpgraph.pregel._checkpoint import SnapshotMixin
 from warpgraph.pregel._draw import DrawMixin
 from warpgraph.pregel._drive import adrive, drive, setup_loop
-from warpgraph.pregel._io import invoke_result, latest_output, map_output_chunk
+from warpgraph.pregel._io import invoke_result, latest_output, map_output_chunk, v2_mappers
 from warpgraph.pregel._loop import PregelLoop
 from warpgraph.pregel._read import NodeBuilder, validate_graph
 from warpgraph.pregel._runner import PregelRunner
 from warpgraph.pregel._schema import SchemaMixin
+from warpgraph.pregel._stream_v3 import StreamEventsMixin, _normalize_stream_transformer_factories
 from warpgraph.pregel._update import UpdateMixin
 from warpgraph.types import RetryPolicy, Send, ensure_valid_checkpointer
 
-__all__ = ("NodeBuilder", "Pregel")
+__all__ = ("NodeBuilder", "Pregel", "_normalize_stream_transformer_factories")
 
 
 @runnable_face
@@ -50,6 +51,7 @@ class Pregel(
     SchemaMixin,
     DrawMixin,
     BatchMixin,
+    StreamEventsMixin,
     Generic[StateT, ContextT, InputT, OutputT],
 ):
     """A graph of PregelNodes communicating through channels, run in super-steps."""
@@ -79,6 +81,7 @@ class Pregel(
         trigger_to_nodes: Mapping[str, Sequence[str]] | None = None,
         name: str = "LangGraph",
         node_error_handler_map: Mapping[str, str] | None = None,
+        stream_transformers: Sequence[Any] | None = None,
         **kwargs: Any,
     ) -> None:
         if "config_type" in kwargs:
@@ -118,6 +121,7 @@ class Pregel(
         self.trigger_to_nodes = trigger_to_nodes or {}
         self.name = name
         self.node_error_handler_map = dict(node_error_handler_map or {})
+        self.stream_transformers = tuple(stream_transformers or ())  # stream_events v3
         self._spec_cache: Any = None
         if auto_validate:
             self.validate()
@@ -352,11 +356,14 @@ class Pregel(
             kwargs,
             control,
         )
+        mappers = v2_mappers(self, version)
         run = _tracing.begin(self, loop, input, version)
         chunks = drive(loop, saver, out, self._runner(), self.step_timeout)
         try:
             for chunk in chunks if run is None else _tracing.observe(loop, chunks):
-                yield from map_output_chunk(chunk, mode_arg, print_mode, subgraphs, version)
+                yield from map_output_chunk(
+                    chunk, mode_arg, print_mode, subgraphs, version, mappers
+                )
             self._finish(loop, config)
         except BaseException as e:
             if run is not None:
@@ -399,11 +406,12 @@ class Pregel(
             kwargs,
             control,
         )
+        mappers = v2_mappers(self, version)
         run = await _tracing.abegin(self, loop, input, version)
         chunks = adrive(loop, saver, out, self._runner(), self.step_timeout)
         try:
             async for chunk in chunks if run is None else _tracing.aobserve(loop, chunks):
-                for c in map_output_chunk(chunk, mode_arg, print_mode, subgraphs, version):
+                for c in map_output_chunk(chunk, mode_arg, print_mode, subgraphs, version, mappers):
                     yield c
             self._finish(loop, config)
         except BaseException as e:
