@@ -297,3 +297,32 @@ def func_entrypoint_as_subgraph(lib):
         return outer_task(x).result()
 
     return outer, [2], None
+
+
+@scenario(aio=(True,))
+def func_async_cancelled_call(lib):
+    """Cancelling a call's future cancels its task (saved as an error, so the resumed run
+    calls it again and it is cancelled again); the other call's result is reused."""
+    f = _func(lib)
+    runs = {"calls": 0, "cancels": 0}
+
+    @f.task
+    async def mapper(x: int) -> str:
+        runs["calls"] += 1
+        try:
+            await asyncio.sleep(0.3)
+        except asyncio.CancelledError:
+            runs["cancels"] += 1
+            raise
+        return str(x) * 2
+
+    @f.entrypoint(checkpointer=lib.InMemorySaver())
+    async def main(xs: list) -> dict:
+        futures = [mapper(x) for x in xs]
+        await asyncio.sleep(0.05)
+        futures.pop().cancel()
+        mapped = await asyncio.gather(*futures)
+        answer = lib.interrupt("question")
+        return {"mapped": [m + answer for m in mapped], "runs": dict(runs)}
+
+    return main, [[0, 1], lib.Command(resume="!")], thread()

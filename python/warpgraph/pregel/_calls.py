@@ -492,6 +492,15 @@ def _start_async(
     _register(parent.id, child)
     _chain(inner, dest)
 
+    def cancelled(d: Any) -> None:  # cancelling the caller's future cancels the call
+        if d.cancelled() and not child.done():
+            if asyncio._get_running_loop() is aio:
+                child.cancel()
+            else:
+                aio.call_soon_threadsafe(child.cancel)
+
+    dest.add_done_callback(cancelled)
+
 
 async def _run_async(loop: Any, state: _CallState, task: Any, inner: asyncio.Future) -> None:
     from warpgraph.pregel._retry import arun_with_retry
@@ -506,10 +515,12 @@ async def _run_async(loop: Any, state: _CallState, task: Any, inner: asyncio.Fut
         loop.on_task_done(task, exc)
     except BaseException as e:  # noqa: BLE001
         exc = exc or e
-    if inner.cancelled():
-        return
-    if exc is None:
+    if inner.done():
+        pass
+    elif exc is None:
         inner.set_result(value)
+    elif isinstance(exc, asyncio.CancelledError):
+        inner.cancel()
     else:
         inner.set_exception(exc)
     if isinstance(exc, asyncio.CancelledError):
