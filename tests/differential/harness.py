@@ -340,10 +340,26 @@ def _fixed(mode: str | None, payload: Any) -> bool:
     if mode == "checkpoints":
         return True
     if mode == "tasks":
-        return isinstance(payload, dict) and "input" in payload
+        return isinstance(payload, dict) and "input" in payload and not _is_call_start(payload)
     if mode == "debug":
-        return isinstance(payload, dict) and payload.get("type") in ("checkpoint", "task")
+        if not isinstance(payload, dict) or payload.get("type") not in ("checkpoint", "task"):
+            return False
+        return payload["type"] == "checkpoint" or not _is_call_start(payload.get("payload"))
     return False
+
+
+def _is_call_start(payload: Any) -> bool:
+    """The start of a task call (functional API): it starts while its step runs, when its
+    caller calls it; its input is the call's `(args, kwargs)`."""
+    if not isinstance(payload, dict) or payload.get("triggers") != ("__pregel_push",):
+        return False
+    inp = payload.get("input")
+    return (
+        isinstance(inp, tuple)
+        and len(inp) == 2
+        and isinstance(inp[0], tuple)
+        and isinstance(inp[1], dict)
+    )
 
 
 def _root_start(chunk: Any, api: str) -> bool:

@@ -4,6 +4,7 @@ modules import this one instead of listing the scenario modules each."""
 from . import (  # noqa: F401 - registers the scenarios
     scenarios_core,
     scenarios_features,
+    scenarios_func,
     scenarios_hitl,
     scenarios_runtime,
     scenarios_stream_errors,

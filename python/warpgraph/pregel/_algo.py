@@ -16,6 +16,7 @@ from typing import Any
 from warpgraph import _core
 from warpgraph._internal._constants import (
     CONF,
+    CONFIG_KEY_CALL,
     CONFIG_KEY_CHECKPOINT_ID,
     CONFIG_KEY_CHECKPOINT_MAP,
     CONFIG_KEY_CHECKPOINT_NS,
@@ -38,6 +39,7 @@ from warpgraph._internal._constants import (
     TASKS,
 )
 from warpgraph._internal._scratchpad import PregelScratchpad
+from warpgraph.pregel._calls import CallHook
 from warpgraph.config import LAZY_CONFIG_HOLDERS, _DefaultRecursionLimit
 from warpgraph.pregel._io import read_channels
 from warpgraph.pregel._tracing import task_callbacks
@@ -258,6 +260,7 @@ def _step_conf(loop: Any, conf: dict, cid: str) -> dict:
             CONFIG_KEY_CHECKPOINTER: loop.saver or conf.get(CONFIG_KEY_CHECKPOINTER),
             CONFIG_KEY_CHECKPOINT_MAP: None,
             CONFIG_KEY_CHECKPOINT_ID: None,
+            CONFIG_KEY_CALL: CallHook(loop),  # task calls (functional API: pregel/_calls.py)
         }
         cmap = {**conf.get(CONFIG_KEY_CHECKPOINT_MAP, {}), loop.parent_ns: None}
     d = template.copy()

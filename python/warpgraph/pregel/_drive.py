@@ -9,6 +9,7 @@ run's end, before the last chunks are yielded."""
 
 from __future__ import annotations
 
+import asyncio
 import warnings
 from collections import deque
 from collections.abc import AsyncIterator, Generator, Iterator
@@ -233,6 +234,7 @@ async def adrive(
 ) -> AsyncIterator[tuple]:
     """Async driver: the same step machine, awaiting the runner and the saver."""
     machine = loop.run()
+    loop.aio_loop = asyncio.get_running_loop()  # (task calls run on it: pregel/_calls.py)
     session = (
         SaverSession(saver, loop.durability, True, loop.is_nested) if saver is not None else None
     )

@@ -129,7 +129,8 @@ def lone_steps(loop: Any) -> None:
         try:
             copy_context().run(_run_unconfigured, t, raw_config, True)  # (a copy per task)
         except Exception as exc:
-            loop.tasks = {task_id: t}
+            if loop.tasks.get(task_id) is not t:  # (keeping the tasks it called)
+                loop.tasks = {task_id: t}
             loop.on_task_done(t, exc)
             _perform(loop, direct, session)
             raise
@@ -142,12 +143,15 @@ def lone_steps(loop: Any) -> None:
             _perform(loop, direct, session)
         elif not ws or (ws[0][0] in CONTROL_WRITES and all(c in CONTROL_WRITES for c, _ in ws)):
             ws.append((NO_WRITES, None))
+        step_writes = [(name, path, triggers, ws)]
+        if loop._calls is not None:  # tasks it called (functional API) apply with it
+            step_writes += loop._calls.applied((cid, step))
         if direct is None:  # apply, next id and next tasks in one crossing
             updated, loop.checkpoint_id, raw = advance(
-                [(name, path, triggers, ws)], nv, id_base, pns, step, stop, v
+                step_writes, nv, id_base, pns, step, stop, v
             )
         else:
-            updated = apply([(name, path, triggers, ws)], nv)
+            updated = apply(step_writes, nv)
             raw = None
         loop._cp_updated = updated
         if updated and track and not out_set.isdisjoint(updated):

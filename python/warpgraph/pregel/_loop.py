@@ -228,6 +228,10 @@ class PregelLoop:
         self.control = getattr(rt, "control", None)
         # configurable["__pregel_node_finished"]: called with the name of each finished task
         self._node_finished = conf.get(_c.CONFIG_KEY_NODE_FINISHED)
+        # task calls of the functional API (pregel/_calls.py): their state, made on the first
+        # call; the async driver's event loop (calls then run as asyncio tasks)
+        self._calls: Any = None
+        self.aio_loop: Any = None
 
     # ------------------------------------------------------------------ emit helpers
     def _emit(self, mode: str, payload: Any) -> None:

@@ -47,6 +47,7 @@ from warpgraph.config import (
 )
 from warpgraph.errors import GraphBubbleUp, NodeCancelledError, NodeTimeoutError, ParentCommand
 from warpgraph.pregel._algo import LazyTask, _raw_config
+from warpgraph.pregel._calls import CHILDREN, ajoin, join
 from warpgraph.runtime import ExecutionInfo, Runtime
 
 __all__ = ("arun_with_retry", "run_with_retry")
@@ -281,6 +282,14 @@ def run_with_retry(
         raw = _raw_config(task)
         if type(raw) is tuple:
             return _run_unconfigured(task, raw)
+    try:
+        return _run_attempts(task, policies, configurable)
+    finally:
+        if CHILDREN:  # tasks it called (functional API) end before it does
+            join(task)
+
+
+def _run_attempts(task: Any, policies: Any, configurable: dict[str, Any] | None) -> Any:
     config = _first_config(task, configurable)
     failures = 0
     while True:
@@ -311,6 +320,16 @@ async def arun_with_retry(
 ) -> Any:
     """Async twin of `run_with_retry`; honours `task.timeout`. `stream`: consume
     `task.proc.astream` instead, returning the task's _k.RETURN write."""
+    try:
+        return await _arun_attempts(task, retry_policy, stream, configurable)
+    finally:
+        if CHILDREN:  # tasks it called (functional API) end before it does
+            await ajoin(task)
+
+
+async def _arun_attempts(
+    task: Any, retry_policy: Sequence[Any] | None, stream: bool, configurable: Any
+) -> Any:
     policies = task.retry_policy or retry_policy
     timeout = task.timeout
     config = _first_config(task, configurable)
@@ -381,6 +400,8 @@ def _run_unconfigured(task: Any, raw: tuple, own_context: bool = False) -> Any:
             raise
         raise verdict from exc
     finally:
+        if CHILDREN:  # tasks it called (functional API) end before it does
+            join(task)
         if not own_context:
             if lc_token is not None:
                 lc.var_child_runnable_config.reset(lc_token)

@@ -19,6 +19,7 @@ from contextvars import copy_context
 from typing import Any
 
 from warpgraph.errors import GraphBubbleUp, GraphInterrupt, is_invalid_resume
+from warpgraph.pregel._calls import STEP_LOCK
 from warpgraph.pregel._executor import get_pool
 from warpgraph.pregel._retry import arun_with_retry, run_with_retry
 
@@ -110,6 +111,7 @@ class _Batch(_Step):
         self.tasks = tasks
         self.policy = policy
         self.ctx = copy_context()
+        self.ctx.run(STEP_LOCK.set, self.lock)  # (task calls report under it: _calls.py)
         self.helpers = helpers  # pool jobs still allowed to join
         # tasks that start even after a failure: those LangGraph's executor would have
         # started at once (one per participant), the rest are reported cancelled

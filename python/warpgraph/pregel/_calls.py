@@ -1,0 +1,546 @@
+"""Task calls (the functional API) inside a running step.
+
+Every task config of a loop carries a `CallHook` under `configurable["__pregel_call"]`.
+Calling a `@task` function (`pregel/_call.py`) hands the hook a `Call`; the hook makes it a
+PUSH task of the current step - path `(PUSH, caller path, call index, True)`, id and
+namespace as LangGraph computes them, so a resumed step finds the writes a call saved -
+and returns a future of its value:
+
+- a call whose task already has writes (saved before an interrupt or a crash, or the same
+  call made again by a retried caller) is answered from them without running;
+- otherwise the task runs concurrently: on the worker pool in a sync run, as an asyncio
+  task of the run's event loop in an async one. When it ends its writes are committed
+  through the loop (saver writes, stream chunks) and then the future is resolved.
+
+A caller does not finish before the calls it made: `run_with_retry` / `arun_with_retry`
+wait for them (`join` / `ajoin`) before returning, so a task's calls are committed before
+the task itself, and the step ends only once every call has ended. Nothing here runs
+unless a task is called.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import threading
+import weakref
+from collections import deque
+from contextvars import ContextVar, copy_context
+from functools import partial
+from typing import Any
+
+from warpgraph._internal._constants import (
+    CACHE_NS_WRITES,
+    CONF,
+    CONFIG_KEY_CHECKPOINT_MAP,
+    CONFIG_KEY_CHECKPOINT_NS,
+    CONFIG_KEY_CHECKPOINTER,
+    CONFIG_KEY_READ,
+    CONFIG_KEY_READ_STATE,
+    CONFIG_KEY_RESUME_MAP,
+    CONFIG_KEY_RUNTIME,
+    CONFIG_KEY_SCRATCHPAD,
+    CONFIG_KEY_SEND,
+    CONFIG_KEY_TASK_ID,
+    CONFIG_KEY_CHECKPOINT_ID,
+    ERROR,
+    NS_END,
+    NS_SEP,
+    NULL_TASK_ID,
+    PUSH,
+    RESUME,
+    RETURN,
+)
+from warpgraph._internal._typing import MISSING
+from warpgraph.types import PregelExecutableTask
+
+__all__ = ("CHILDREN", "STEP_LOCK", "CallHook", "ajoin", "join")
+
+PUSH_TRIGGER = (PUSH,)
+
+CHILDREN: dict[str, list[Any]] = {}
+"""Calls still running, by the id of the task that made them (process-wide: task ids are
+unique). Empty unless tasks are being called."""
+
+STEP_LOCK: ContextVar[Any] = ContextVar("warpgraph_step_lock", default=None)
+"""The lock a sync runner holds while it reports a finished task of a step of several
+tasks; call tasks made in that step report under it too."""
+
+_REGISTRY_LOCK = threading.Lock()
+
+
+# ------------------------------------------------------------------ waiting for calls
+
+
+def _children_of(task_id: str) -> list[Any]:
+    with _REGISTRY_LOCK:
+        return CHILDREN.pop(task_id, None) or []
+
+
+def join(task: Any) -> None:
+    """Wait until every call `task` made has ended and been committed (sync runs)."""
+    while True:
+        kids = _children_of(task.id)
+        if not kids:
+            return
+        concurrent.futures.wait([k for k in kids if isinstance(k, concurrent.futures.Future)])
+        for k in kids:
+            if not isinstance(k, concurrent.futures.Future):
+                k.wait()
+
+
+async def ajoin(task: Any) -> None:
+    """Async twin of `join`: the calls are asyncio tasks of the running loop."""
+    while True:
+        kids = _children_of(task.id)
+        if not kids:
+            return
+        waits = [k for k in kids if isinstance(k, asyncio.Future)]
+        if waits:
+            await asyncio.wait(waits)
+        for k in kids:
+            if isinstance(k, concurrent.futures.Future):
+                await asyncio.wrap_future(k)
+
+
+def _register(parent_id: str, fut: Any) -> None:
+    with _REGISTRY_LOCK:
+        CHILDREN.setdefault(parent_id, []).append(fut)
+
+
+# ------------------------------------------------------------------ the hook
+
+
+class _CallState:
+    """Per loop: the call tasks of the current step and the futures of those running."""
+
+    __slots__ = ("created", "lock", "running", "step_key")
+
+    def __init__(self) -> None:
+        self.lock = threading.RLock()
+        self.step_key: Any = None
+        self.created: list[Any] = []  # call tasks made in the step `step_key`
+        self.running: dict[str, Any] = {}  # task id -> future of a call still running
+
+    def for_step(self, key: Any) -> None:
+        if key != self.step_key:
+            self.step_key = key
+            self.created = []
+            self.running = {}
+
+    def applied(self, key: Any) -> list[tuple]:
+        """`(name, path, triggers, writes)` of the call tasks made in step `key`, for a
+        step the loop applies itself (`pregel/_lone.py`)."""
+        if key != self.step_key or not self.created:
+            return []
+        out, self.created = self.created, []
+        return [(t.name, t.path, t.triggers, t.writes) for t in out]
+
+
+def call_state(loop: Any) -> _CallState:
+    state = loop._calls
+    if state is None:
+        state = loop._calls = _CallState()
+    return state
+
+
+class CallHook:
+    """`configurable["__pregel_call"]` of a loop's tasks (holds the loop weakly)."""
+
+    __slots__ = ("_loop",)
+
+    def __init__(self, loop: Any) -> None:
+        self._loop = weakref.ref(loop)
+
+    def __call__(
+        self,
+        func: Any,
+        input: tuple[tuple[Any, ...], dict[str, Any]],
+        *,
+        retry_policy: Any = None,
+        cache_policy: Any = None,
+        callbacks: Any = None,
+        timeout: Any = None,
+    ) -> Any:
+        from warpgraph.pregel._call import Call
+
+        loop = self._loop()
+        if loop is None:
+            raise RuntimeError("Task called after its graph run ended")
+        call = Call(
+            func,
+            input,
+            retry_policy=retry_policy,
+            cache_policy=cache_policy,
+            callbacks=callbacks,
+            timeout=timeout,
+        )
+        parent = _calling_task(loop)
+        aio = getattr(loop, "aio_loop", None)
+        if aio is None:
+            if _is_coroutine_function(func):
+                raise RuntimeError("In an sync context async tasks cannot be called")
+            return _call_sync(loop, parent, call)
+        return _call_async(loop, aio, parent, call)
+
+
+def _is_coroutine_function(func: Any) -> bool:
+    import inspect
+
+    return inspect.iscoroutinefunction(func)
+
+
+def _calling_task(loop: Any) -> Any:
+    """The task whose code is running (the caller of the task function)."""
+    from warpgraph.config import _CONFIG, get_config
+
+    current = _CONFIG.get()
+    if isinstance(current, PregelExecutableTask):  # (a task standing in for its config)
+        return current
+    tid = get_config()[CONF].get(CONFIG_KEY_TASK_ID)
+    task = loop.tasks.get(tid) if tid is not None else None
+    if task is None:
+        raise RuntimeError("Task called outside of a running graph task")
+    return task
+
+
+# ------------------------------------------------------------------ preparing call tasks
+
+
+def prepare_call(loop: Any, parent: Any, index: int, call: Any) -> Any:
+    """The PUSH task of `call`, the `index`-th call `parent` made (LangGraph's ids, paths,
+    namespaces and config)."""
+    from warpgraph.pregel import _engine
+    from warpgraph.pregel._algo import _local_read, _task, hexdigest
+    from warpgraph.pregel._call import get_runnable_for_task, identifier
+    from warpgraph.runtime import ExecutionInfo
+
+    proc = get_runnable_for_task(call.func)
+    name = proc.name
+    if name is None:
+        raise ValueError("`call` functions must have a `__name__` attribute")
+    pconfig = parent.config
+    pconf = pconfig[CONF]
+    caller_ns = pconf.get(CONFIG_KEY_CHECKPOINT_NS, "")
+    ns = f"{caller_ns}{NS_SEP}{name}" if caller_ns else name
+    cid = loop.checkpoint_id
+    step = loop.step
+    task_id = _engine.task_id(
+        cid,
+        [ns, str(step), name, PUSH, _engine.task_path_str(parent.path), str(index)],
+        loop.checkpoint_v,
+    )
+    task_ns = f"{ns}{NS_END}{task_id}"
+    path = (*(PUSH, parent.path, index), True)
+    writes: deque = deque()
+    policy = call.cache_policy or loop.graph.cache_policy
+    cache_key = None
+    if policy:
+        from warpgraph.types import CacheKey
+
+        key = policy.key_func(*call.input[0], **call.input[1])
+        cache_key = CacheKey(
+            (CACHE_NS_WRITES, identifier(call.func) or "__dynamic__"),
+            hexdigest(key) if isinstance(key, str) else _hex_bytes(key),
+            policy.ttl,
+        )
+    pad = _call_scratchpad(loop, pconf.get(CONFIG_KEY_SCRATCHPAD), task_id, task_ns)
+    runtime = pconf.get(CONFIG_KEY_RUNTIME)
+    if runtime is not None and hasattr(runtime, "override"):
+        rid = pconfig.get("run_id")
+        runtime = runtime.override(
+            store=loop.store,
+            execution_info=ExecutionInfo(
+                checkpoint_id=cid,
+                checkpoint_ns=task_ns,
+                task_id=task_id,
+                thread_id=pconf.get("thread_id"),
+                run_id=str(rid) if rid else None,
+            ),
+        )
+    conf = dict(pconf)
+    conf[CONFIG_KEY_TASK_ID] = task_id
+    conf[CONFIG_KEY_SEND] = writes.extend
+    conf[CONFIG_KEY_READ] = partial(_local_read, loop.engine, writes)
+    conf[CONFIG_KEY_READ_STATE] = None
+    conf[CONFIG_KEY_CHECKPOINTER] = loop.saver or pconf.get(CONFIG_KEY_CHECKPOINTER)
+    conf[CONFIG_KEY_CHECKPOINT_MAP] = {
+        **(pconf.get(CONFIG_KEY_CHECKPOINT_MAP) or {}),
+        loop.parent_ns: cid,
+    }
+    conf[CONFIG_KEY_CHECKPOINT_ID] = None
+    conf[CONFIG_KEY_CHECKPOINT_NS] = task_ns
+    conf[CONFIG_KEY_SCRATCHPAD] = pad
+    conf[CONFIG_KEY_RUNTIME] = runtime
+    config = {k: v for k, v in pconfig.items() if k != CONF}
+    config["metadata"] = {
+        **(pconfig.get("metadata") or {}),
+        "langgraph_step": step,
+        "langgraph_node": name,
+        "langgraph_triggers": PUSH_TRIGGER,
+        "langgraph_path": path,
+        "langgraph_checkpoint_ns": task_ns,
+    }
+    config["run_name"] = name
+    if call.callbacks:
+        config["callbacks"] = call.callbacks
+    config[CONF] = conf
+    return _task(
+        name,
+        call.input,
+        proc,
+        writes,
+        config,
+        PUSH_TRIGGER,
+        call.retry_policy or loop.graph.retry_policy,
+        cache_key,
+        task_id,
+        path,
+        (),
+        (),
+        call.timeout,
+    )
+
+
+def _hex_bytes(key: bytes) -> str:
+    from xxhash import xxh3_128_hexdigest
+
+    return xxh3_128_hexdigest(key)
+
+
+def _call_scratchpad(loop: Any, caller_pad: Any, task_id: str, task_ns: str) -> Any:
+    """The scratchpad of a call task: its saved resume values, the run's null resume
+    (else its caller's), fresh counters."""
+    from warpgraph.pregel._algo import _no_null_resume, _scratch, hexdigest
+
+    pw = loop.pending_writes
+    null_resume = None
+    resume: list = []
+    for w in pw:
+        if w[0] == NULL_TASK_ID and w[1] == RESUME:
+            null_resume = w
+            break
+    for w in pw:
+        if w[0] == task_id and w[1] == RESUME:
+            resume = list(w[2]) if isinstance(w[2], list) else [w[2]]
+            break
+    rmap = loop.conf.get(CONFIG_KEY_RESUME_MAP) if pw else None
+    if rmap:
+        nxt = hexdigest(f"{task_ns}{NS_SEP}{len(resume)}" if resume else task_ns)
+        first = hexdigest(task_ns)
+        if nxt in rmap:
+            resume.append(rmap[nxt])
+        elif first in rmap:
+            resume.append(rmap[first])
+    if null_resume is None and caller_pad is None:
+        return _scratch(loop.step, loop.stop, _no_null_resume, resume)
+
+    def get_null_resume(consume: bool = False) -> Any:
+        if null_resume is None:
+            return caller_pad.get_null_resume(consume) if caller_pad is not None else None
+        if consume:
+            try:
+                pw.remove(null_resume)
+            except ValueError:
+                return None
+        return null_resume[2]
+
+    return _scratch(loop.step, loop.stop, get_null_resume, resume)
+
+
+def _accept(loop: Any, parent: Any, call: Any) -> tuple[Any, _CallState]:
+    """Prepare the call's task and add it to the step (LangGraph's `accept_push`): the
+    `tasks` stream announces it, writes saved for it are put back on it."""
+    from warpgraph.pregel.debug import map_debug_tasks, read_task_statuses
+
+    index = parent.config[CONF][CONFIG_KEY_SCRATCHPAD].call_counter()
+    task = prepare_call(loop, parent, index, call)
+    state = call_state(loop)
+    with state.lock:
+        state.for_step((loop.checkpoint_id, loop.step))
+        known = loop.tasks.get(task.id)
+        if known is not None:  # the same call again (a retried caller): the same task
+            return known, state
+        loop.tasks[task.id] = task
+        state.created.append(task)
+        if loop._want_tasks:
+            for payload in map_debug_tasks([task]):
+                loop._emit("tasks", payload)
+        if loop.pending_writes:
+            mine = (w for w in loop.pending_writes if w[0] == task.id)
+            for st in read_task_statuses(mine).values():
+                task.writes.extend(st.output)
+    return task, state
+
+
+def _settle_from_writes(task: Any, fut: Any) -> None:
+    """Resolve `fut` from a finished task's writes: its return value, else its error."""
+    ret = next((v for c, v in task.writes if c == RETURN), MISSING)
+    if ret is not MISSING:
+        fut.set_result(ret)
+        return
+    err = next((v for c, v in task.writes if c == ERROR), None)
+    if err is not None:
+        fut.set_exception(err if isinstance(err, BaseException) else Exception(err))
+    else:
+        fut.set_result(None)
+
+
+def _commit(loop: Any, state: _CallState, task: Any, exc: BaseException | None) -> None:
+    """Report a finished call task to the loop (its saver writes and stream chunks)."""
+    lock = STEP_LOCK.get()
+    with state.lock:
+        if lock is None:
+            loop.on_task_done(task, exc)
+        else:
+            with lock:
+                loop.on_task_done(task, exc)
+
+
+# ------------------------------------------------------------------ sync runs
+
+
+def _call_sync(loop: Any, parent: Any, call: Any) -> concurrent.futures.Future:
+    task, state = _accept(loop, parent, call)
+    with state.lock:
+        running = state.running.get(task.id)
+        if running is not None:
+            return running
+        fut: concurrent.futures.Future = concurrent.futures.Future()
+        if task.writes:
+            _settle_from_writes(task, fut)
+            return fut
+        state.running[task.id] = fut
+    _register(parent.id, fut)
+    from warpgraph.pregel._executor import get_pool
+
+    ctx = copy_context()
+    pool = get_pool()
+
+    def job() -> None:
+        pool.started(1)
+        ctx.run(_run_sync, loop, state, task, fut)
+
+    pool.submit(job)
+    return fut
+
+
+def _run_sync(loop: Any, state: _CallState, task: Any, fut: concurrent.futures.Future) -> None:
+    from warpgraph.pregel._retry import run_with_retry
+
+    value: Any = None
+    exc: BaseException | None = None
+    try:
+        value = run_with_retry(task, None)
+    except BaseException as e:  # noqa: BLE001 - handed to the caller through the future
+        exc = e
+    try:
+        _commit(loop, state, task, exc)
+    except BaseException as e:  # noqa: BLE001
+        exc = exc or e
+    if exc is None:
+        fut.set_result(value)
+    else:
+        fut.set_exception(exc)
+
+
+# ------------------------------------------------------------------ async runs
+
+
+def _call_async(loop: Any, aio: asyncio.AbstractEventLoop, parent: Any, call: Any) -> Any:
+    try:
+        on_loop = asyncio.get_running_loop() is aio and asyncio.current_task() is not None
+    except RuntimeError:
+        on_loop = False
+    if on_loop:
+        dest: Any = aio.create_future()
+        _start_async(loop, aio, parent, call, dest)
+        return dest
+    # a sync function's thread: the call is scheduled on the run's loop
+    cdest: concurrent.futures.Future = concurrent.futures.Future()
+    ctx = copy_context()
+    done = threading.Event()
+
+    def start() -> None:
+        try:
+            ctx.run(_start_async, loop, aio, parent, call, cdest)
+        except BaseException as e:  # noqa: BLE001
+            if not cdest.done():
+                cdest.set_exception(e)
+        finally:
+            done.set()
+
+    aio.call_soon_threadsafe(start)
+    done.wait()  # (the call is registered before its caller can finish)
+    return cdest
+
+
+def _start_async(
+    loop: Any, aio: asyncio.AbstractEventLoop, parent: Any, call: Any, dest: Any
+) -> None:
+    task, state = _accept(loop, parent, call)
+    running = state.running.get(task.id)
+    if running is not None:
+        _chain(running, dest)
+        return
+    if task.writes:
+        _settle_from_writes(task, dest)
+        return
+    inner = aio.create_future()
+    state.running[task.id] = inner
+    child = aio.create_task(_run_async(loop, state, task, inner), name=task.name)
+    _register(parent.id, child)
+    _chain(inner, dest)
+
+    def cancelled(d: Any) -> None:  # cancelling the caller's future cancels the call
+        if d.cancelled() and not child.done():
+            if asyncio._get_running_loop() is aio:
+                child.cancel()
+            else:
+                aio.call_soon_threadsafe(child.cancel)
+
+    dest.add_done_callback(cancelled)
+
+
+async def _run_async(loop: Any, state: _CallState, task: Any, inner: asyncio.Future) -> None:
+    from warpgraph.pregel._retry import arun_with_retry
+
+    value: Any = None
+    exc: BaseException | None = None
+    try:
+        value = await arun_with_retry(task, None)
+    except BaseException as e:  # noqa: BLE001 - handed to the caller through the future
+        exc = e
+    try:
+        loop.on_task_done(task, exc)
+    except BaseException as e:  # noqa: BLE001
+        exc = exc or e
+    if inner.done():
+        pass
+    elif exc is None:
+        inner.set_result(value)
+    elif isinstance(exc, asyncio.CancelledError):
+        inner.cancel()
+    else:
+        inner.set_exception(exc)
+    if isinstance(exc, asyncio.CancelledError):
+        raise exc
+
+
+def _chain(source: asyncio.Future, dest: Any) -> None:
+    """Resolve `dest` (asyncio or concurrent future) like `source` once it is done."""
+
+    def copy(src: asyncio.Future) -> None:
+        if dest.done():
+            return
+        if src.cancelled():
+            dest.cancel()
+        elif src.exception() is not None:
+            dest.set_exception(src.exception())
+        else:
+            dest.set_result(src.result())
+
+    if source.done():
+        copy(source)
+    else:
+        source.add_done_callback(copy)
