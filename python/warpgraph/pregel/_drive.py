@@ -26,6 +26,7 @@ from warpgraph._internal._constants import (
 )
 from warpgraph._internal._flags import FAST_PATHS
 from warpgraph.config import ensure_config, get_config
+from warpgraph.pregel._cache import CACHE_OP, aperform, perform
 from warpgraph.pregel._loop import RUN, PregelLoop
 from warpgraph.pregel._persist import ACTIVE, SaverSession, _in_memory
 from warpgraph.pregel._runner import PregelRunner
@@ -158,7 +159,8 @@ def _steps(
                     yield ("flush",)  # the previous step's checkpoint commits before this one
             elif kind == "get_tuple":
                 value = yield ("get_tuple", op[1])
-            elif kind == "get_before":  # a subgraph under a replay (pregel/_replay.py)
+            elif kind == "get_before" or kind is CACHE_OP:
+                # a subgraph under a replay (pregel/_replay.py), a cache call (pregel/_cache.py)
                 value = yield op
             else:
                 if session.inflight:
@@ -223,6 +225,8 @@ def _drive_machine(
                 tasks, hook = item[1], item[2]
                 done = session.hook(loop, len(tasks), session.commit) if hook else loop.on_task_done
                 runner.tick(tasks, on_done=done, timeout=timeout)
+            elif item[0] is CACHE_OP:
+                value = perform(item)
             else:
                 value = getattr(session, item[0])(*item[1:])
         except BaseException as e:  # noqa: BLE001
@@ -281,6 +285,8 @@ async def _adrive_machine(
                     else loop.on_task_done
                 )
                 await runner.atick(tasks, on_done=done, timeout=timeout)
+            elif item[0] is CACHE_OP:
+                value = await aperform(item)
             else:
                 value = await getattr(session, _ASYNC_NAMES[item[0]])(*item[1:])
         except BaseException as e:  # noqa: BLE001

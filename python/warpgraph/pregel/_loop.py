@@ -38,7 +38,7 @@ from warpgraph._internal._constants import (
 from warpgraph._internal._scratchpad import PregelScratchpad
 from warpgraph._internal._typing import MISSING
 from warpgraph.errors import EmptyInputError, GraphBubbleUp, GraphInterrupt
-from warpgraph.pregel import _engine
+from warpgraph.pregel import _cache, _engine
 from warpgraph.pregel._algo import (
     CONTROL_WRITES,
     WRITES_IDX_MAP,
@@ -232,6 +232,8 @@ class PregelLoop:
         # call; the async driver's event loop (calls then run as asyncio tasks)
         self._calls: Any = None
         self.aio_loop: Any = None
+        # the node / task result cache (`_cache.py`), None for most runs
+        self.cache = conf.get(_c.CONFIG_KEY_CACHE, getattr(graph, "cache", None))
 
     # ------------------------------------------------------------------ emit helpers
     def _emit(self, mode: str, payload: Any) -> None:
@@ -290,12 +292,14 @@ class PregelLoop:
         try:
             yield from self._enter()
             saver = self.saver
-            lone = lone_steps_ok(self)
+            lone = self.cache is None and lone_steps_ok(self)
             while True:
                 if lone:
                     lone_steps(self)
                 if not self._tick():
                     break
+                if self.cache is not None:
+                    yield from _cache.step_lookup(self)
                 runnable = list(self.tasks.values())
                 if len(runnable) == 1:
                     if runnable[0].writes:
@@ -309,9 +313,13 @@ class PregelLoop:
                         raise
                     except BaseException:
                         yield from self._flush_io()  # finished tasks' writes are kept
+                        if self.cache is not None:
+                            yield from _cache.store(self)
                         raise
                     if self._io:
                         yield from self._flush_io()
+                    if self.cache is not None:
+                        yield from _cache.store(self)
                 elif self.stream is not None:
                     # every task has its writes (a resumed step): nothing runs, yet LangGraph's
                     # runner hands the queued chunks on before the step is applied
@@ -584,9 +592,13 @@ class PregelLoop:
             ws = task.writes
             if not ws or (ws[0][0] in CONTROL_WRITES and all(c in CONTROL_WRITES for c, _ in ws)):
                 ws.append((NO_WRITES, None))
+            if self.cache is not None:
+                _cache.remember(self, task)
             self.put_writes(task.id, task.writes)
 
-    def put_writes(self, task_id: str, writes: Sequence[tuple[str, Any]]) -> None:
+    def put_writes(
+        self, task_id: str, writes: Sequence[tuple[str, Any]], cached: bool = False
+    ) -> None:
         if not writes:
             return
         self._written = True
@@ -596,7 +608,7 @@ class PregelLoop:
             if self.stream is not None or (self.captured is not None and writes[0][0] == INTERRUPT):
                 task = self.tasks.get(task_id)
                 if task is not None:
-                    self._output_writes(task, writes)
+                    self._output_writes(task, writes, cached)
             return
         if writes[0][0] in WRITES_IDX_MAP and all(w[0] in WRITES_IDX_MAP for w in writes):
             writes = list({w[0]: w for w in writes}.values())
@@ -652,7 +664,7 @@ class PregelLoop:
         if self.stream is not None or (self.captured is not None and writes[0][0] == INTERRUPT):
             task = self.tasks.get(task_id)
             if task is not None:
-                self._output_writes(task, writes)
+                self._output_writes(task, writes, cached)
 
     def _output_writes(self, task: Any, writes: Sequence, cached: bool = False) -> None:
         if is_hidden_task(task):

@@ -136,7 +136,12 @@ class Pregel(
                 t2n.setdefault(t, []).append(name)
         self.trigger_to_nodes = t2n
         self._spec_cache = None
-        for cache in ("_node_info_cache", "_lazy_plans_cache", "_lone_plans_cache"):
+        for cache in (
+            "_node_info_cache",
+            "_lazy_plans_cache",
+            "_lone_plans_cache",
+            "_cache_policies_cache",
+        ):
             self.__dict__.pop(cache, None)
         return self
 
@@ -263,6 +268,19 @@ class Pregel(
 
     def with_config(self, config: dict | None = None, **kwargs: Any) -> Pregel:
         return self.copy({"config": merge_configs(self.config, config, kwargs)})
+
+    # ------------------------------------------------------------------ result cache
+    def clear_cache(self, nodes: Sequence[str] | None = None) -> None:
+        """Drop the cached results of `nodes` (default: all nodes)."""
+        from warpgraph.pregel._cache import clear_cache
+
+        clear_cache(self, nodes)
+
+    async def aclear_cache(self, nodes: Sequence[str] | None = None) -> None:
+        """Async twin of `clear_cache`."""
+        from warpgraph.pregel._cache import aclear_cache
+
+        await aclear_cache(self, nodes)
 
     # ------------------------------------------------------------------ run setup
     def _resolve_checkpointer(self, config: dict) -> Any:
