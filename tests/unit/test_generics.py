@@ -59,3 +59,10 @@ def test_type_parameters_have_langgraphs_defaults():
         _generics.InputT,
         _generics.OutputT,
     )
+
+
+def test_warpgraph_typing_exports_the_parameters_graphs_are_generic_in():
+    import warpgraph.typing as wt
+
+    assert StateGraph.__parameters__ == (wt.StateT, wt.ContextT, wt.InputT, wt.OutputT)
+    assert set(wt.__all__) >= {"StateLike", "NodeInputT", "StateT_co", "ContextT_contra"}
