@@ -19,7 +19,7 @@ What it answers:
   (its own ``import langgraph...`` lines are answered by the alias);
 * a module of LangGraph's own wheel that warpgraph does not provide: ModuleNotFoundError
   naming it (LangGraph's implementation is never mixed in), except ``langgraph.pregel.remote``
-  (a client of LangGraph's hosted server), used from the installed files.
+  and its ``_remote_run_stream`` (a client of LangGraph's hosted server), used from the installed files.
 
 Limits: modules imported under the real name before `install()` stay what they were (call it
 first, before the libraries are imported); `uninstall()` removes the finder and the aliases
@@ -124,7 +124,7 @@ def _real_roots() -> list[str]:
 
 _CORE: frozenset[str] | None = None
 # clients of LangGraph's hosted server, in LangGraph's wheel: used as they are, on top
-_CLIENTS = ("langgraph.pregel.remote",)
+_CLIENTS = ("langgraph.pregel.remote", "langgraph.pregel._remote_run_stream")
 
 
 def _core_modules() -> frozenset[str]:
