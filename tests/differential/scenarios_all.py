@@ -5,6 +5,7 @@ from . import (  # noqa: F401 - registers the scenarios
     scenarios_core,
     scenarios_features,
     scenarios_func,
+    scenarios_func_cache,
     scenarios_hitl,
     scenarios_runtime,
     scenarios_stream_errors,

@@ -386,15 +386,37 @@ def _settle_from_writes(task: Any, fut: Any) -> None:
         fut.set_result(None)
 
 
-def _commit(loop: Any, state: _CallState, task: Any, exc: BaseException | None) -> None:
-    """Report a finished call task to the loop (its saver writes and stream chunks)."""
+def _locked(state: _CallState, fn: Any, *args: Any) -> Any:
+    """Run `fn` under the call state's lock and, in a sync run, the step's lock."""
     lock = STEP_LOCK.get()
     with state.lock:
         if lock is None:
-            loop.on_task_done(task, exc)
-        else:
-            with lock:
-                loop.on_task_done(task, exc)
+            return fn(*args)
+        with lock:
+            return fn(*args)
+
+
+def _from_cache(loop: Any, state: _CallState, task: Any) -> bool:
+    """A call with a cache policy answered from the graph's cache (its writes put, marked
+    cached, as node hits are): True if it was."""
+    if task.cache_key is None or loop.cache is None:
+        return False
+    from warpgraph.pregel._cache import match_pushed
+
+    return bool(_locked(state, match_pushed, loop, [task]))
+
+
+async def _afrom_cache(loop: Any, task: Any) -> bool:
+    if task.cache_key is None or loop.cache is None:
+        return False
+    from warpgraph.pregel._cache import amatch_pushed
+
+    return bool(await amatch_pushed(loop, [task]))
+
+
+def _commit(loop: Any, state: _CallState, task: Any, exc: BaseException | None) -> None:
+    """Report a finished call task to the loop (its saver writes and stream chunks)."""
+    _locked(state, loop.on_task_done, task, exc)
 
 
 # ------------------------------------------------------------------ sync runs
@@ -431,6 +453,9 @@ def _run_sync(loop: Any, state: _CallState, task: Any, fut: concurrent.futures.F
     value: Any = None
     exc: BaseException | None = None
     try:
+        if _from_cache(loop, state, task):
+            _settle_from_writes(task, fut)
+            return
         value = run_with_retry(task, None)
     except BaseException as e:  # noqa: BLE001 - handed to the caller through the future
         exc = e
@@ -508,6 +533,9 @@ async def _run_async(loop: Any, state: _CallState, task: Any, inner: asyncio.Fut
     value: Any = None
     exc: BaseException | None = None
     try:
+        if await _afrom_cache(loop, task):
+            _settle_from_writes(task, inner)
+            return
         value = await arun_with_retry(task, None)
     except BaseException as e:  # noqa: BLE001 - handed to the caller through the future
         exc = e
