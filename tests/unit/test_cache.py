@@ -258,6 +258,34 @@ def test_keys_and_namespaces_match_langgraph() -> None:
     assert list(ours._cache) == [("__pregel_ns_writes", f"{__name__}._inc", "inc")]
 
 
+async def _ainc(s: dict) -> dict:
+    return {"n": s["n"] + 1}
+
+
+async def test_default_policy_keys_match_langgraph() -> None:
+    """The default key function and async nodes ("__dynamic__": no sync function to name)."""
+    from typing import TypedDict
+
+    from langgraph.cache.memory import InMemoryCache as LgInMemoryCache
+
+    class S(TypedDict):
+        n: int
+
+    seen = []
+    for lib, cache in (("langgraph", LgInMemoryCache()), ("warpgraph", InMemoryCache())):
+        mod = __import__(f"{lib}.graph", fromlist=["StateGraph"])
+        types = __import__(f"{lib}.types", fromlist=["CachePolicy"])
+        g = mod.StateGraph(S)
+        g.add_node("sync", _inc, cache_policy=types.CachePolicy())
+        g.add_node("async", _ainc, cache_policy=types.CachePolicy(ttl=60))
+        g.add_edge(mod.START, "sync")
+        g.add_edge("sync", "async")
+        assert await g.compile(cache=cache).ainvoke({"n": 1}) == {"n": 3}
+        seen.append({ns: sorted(v) for ns, v in cache._cache.items()})
+    assert seen[0] == seen[1]
+    assert ("__pregel_ns_writes", "__dynamic__", "async") in seen[1]
+
+
 def test_clear_cache_per_node() -> None:
     cache = InMemoryCache()
     graph = _graph("warpgraph", cache)
