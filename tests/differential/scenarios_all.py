@@ -2,6 +2,7 @@
 modules import this one instead of listing the scenario modules each."""
 
 from . import (  # noqa: F401 - registers the scenarios
+    scenarios_cache,
     scenarios_core,
     scenarios_features,
     scenarios_func,

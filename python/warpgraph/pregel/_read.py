@@ -124,6 +124,7 @@ class NodeBuilder:
         self._metadata: dict[str, Any] = {}
         self._retry: list[Any] = []
         self._timeout: Any = None
+        self._cache_policy: Any = None
 
     def subscribe_only(self, channel: str) -> NodeBuilder:
         if self._channels:
@@ -181,6 +182,11 @@ class NodeBuilder:
         self._retry.extend(policies)
         return self
 
+    def add_cache_policy(self, policy: Any) -> NodeBuilder:
+        """Cache the node's results under `policy` (a `CachePolicy`; the last one counts)."""
+        self._cache_policy = policy
+        return self
+
     def set_timeout(self, timeout: Any) -> NodeBuilder:
         """Per-attempt timeout of the node (seconds, a timedelta or a TimeoutPolicy)."""
         self._timeout = _coerce_timeout(timeout)
@@ -197,6 +203,7 @@ class NodeBuilder:
             writers=[ChannelWrite(self._writes)] if self._writes else None,
             bound=self._bound,
             retry_policy=self._retry or None,
+            cache_policy=self._cache_policy,
             timeout=self._timeout,
         )
 
