@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
 from warpgraph._internal._compat import TypedDict, Unpack
 from warpgraph._internal._constants import CONF, CONFIG_KEY_RUNTIME
@@ -21,9 +21,13 @@ __all__ = (
 
 ContextT = TypeVar("ContextT")
 
-class _ServerUser(Protocol):
-    """An authenticated user (LangGraph Server): the protocol `BaseUser` stands for when
-    langgraph-sdk is not installed."""
+
+@runtime_checkable
+class BaseUser(Protocol):
+    """An authenticated user (LangGraph Server): the members of langgraph-sdk's `BaseUser`
+    protocol, so `isinstance` answers as it does for the SDK's (both are structural).
+    Defined here rather than imported: the SDK pulls in an HTTP client, which no run
+    outside LangGraph Server needs."""
 
     @property
     def is_authenticated(self) -> bool: ...
@@ -37,32 +41,11 @@ class _ServerUser(Protocol):
     @property
     def permissions(self) -> Any: ...
 
+    def __getitem__(self, key: str) -> Any: ...
 
-_BASE_USER: Any = None
+    def __contains__(self, key: str) -> bool: ...
 
-
-def _base_user() -> Any:
-    """langgraph-sdk's `BaseUser` when installed (so isinstance checks agree with
-    LangGraph's), imported on first use: the SDK pulls in an HTTP client, which no run
-    outside LangGraph Server needs."""
-    global _BASE_USER
-    if _BASE_USER is None:
-        try:
-            from langgraph_sdk.auth.types import BaseUser as sdk_user
-        except ImportError:  # pragma: no cover - depends on the environment
-            sdk_user = _ServerUser
-        _BASE_USER = sdk_user
-    return _BASE_USER
-
-
-def __getattr__(name: str) -> Any:
-    if name == "BaseUser":
-        return _base_user()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-if TYPE_CHECKING:
-    BaseUser = _ServerUser
+    def __iter__(self) -> Any: ...
 
 
 _DC_KWARGS: dict[str, Any] = {"kw_only": True, "slots": True, "frozen": True}
@@ -228,7 +211,7 @@ def _server_info(configurable: dict[str, Any]) -> ServerInfo | None:
     user = configurable.get("langgraph_auth_user")
     # (the server's proxy user passes as a user by its `identity`: the Protocol check
     # does not see attributes served by __getattr__)
-    if user is not None and not (isinstance(user, _base_user()) or hasattr(user, "identity")):
+    if user is not None and not (isinstance(user, BaseUser) or hasattr(user, "identity")):
         user = None
     if assistant_id is None and graph_id is None and user is None:
         return None
