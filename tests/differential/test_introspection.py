@@ -201,7 +201,13 @@ def test_own_graph_class_draws_the_same(name: str) -> None:
             frontmatter_config={"config": {"theme": "neutral"}}, wrap_label_n_words=2
         )
         assert own.edges == expected.edges
-        assert own.draw_ascii()
+        text = own.draw_ascii()
+        for node in own.nodes.values():
+            assert f"| {node.name} |" in text
+        for e in own.edges:
+            arrow = "..>" if e.conditional else "-->"
+            label = f" ({e.data})" if e.data is not None else ""
+            assert f"  {e.source} {arrow} {e.target}{label}\n" in text + "\n"
 
 
 def test_get_graph_returns_langchain_graph_and_async_twin() -> None:
