@@ -142,6 +142,21 @@ def _nested(lib: Any) -> Any:
     return g.compile()
 
 
+def _handlers(lib: Any) -> Any:
+    def handler(state: State, error: Any = None) -> dict:
+        return {}
+
+    g = lib.StateGraph(State)
+    g.add_node("a", _node, error_handler=handler, retry_policy=lib.RetryPolicy())
+    g.add_node("b", _node)
+    g.add_sequence([("c", _node), ("d", _node)])
+    g.add_edge(lib.START, "a")
+    g.add_edge("a", "b")
+    g.add_edge("b", "c")
+    g.set_node_defaults(error_handler=handler)
+    return g.compile(interrupt_before="*", interrupt_after=["d"])
+
+
 def _channels(lib: Any) -> Any:
     pregel = lib.module("pregel")
     one = pregel.NodeBuilder().subscribe_only("input").do(lambda x: x + 1).write_to("mid")
@@ -160,7 +175,7 @@ def _channels(lib: Any) -> Any:
 
 GRAPHS = {
     f.__name__.lstrip("_"): f
-    for f in (_chain, _loop, _join, _commands, _sends, _no_path_map, _nested, _channels)
+    for f in (_chain, _loop, _join, _commands, _sends, _no_path_map, _nested, _handlers, _channels)
 }
 
 
