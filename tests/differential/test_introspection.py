@@ -216,6 +216,12 @@ def test_own_graph_class_draws_the_same(name: str) -> None:
             frontmatter_config={"config": {"theme": "neutral"}}, wrap_label_n_words=2
         )
         assert own.edges == expected.edges
+        from langchain_core.runnables.graph import CurveStyle as LcCurve
+        from warpgraph.graph._draw import CurveStyle
+
+        assert own.draw_mermaid(curve_style=CurveStyle.STEP_AFTER) == expected.draw_mermaid(
+            curve_style=LcCurve.STEP_AFTER
+        )
         text = own.draw_ascii()
         for node in own.nodes.values():
             assert f"| {node.name} |" in text

@@ -40,19 +40,24 @@ class Node(NamedTuple):
         return Node(id or self.id, name or self.name, self.data, self.metadata)
 
 
-class CurveStyle(Enum):
-    BASIS = "basis"
-    BUMP_X = "bumpX"
-    BUMP_Y = "bumpY"
-    CARDINAL = "cardinal"
-    CATMULL_ROM = "catmullRom"
-    LINEAR = "linear"
-    MONOTONE_X = "monotoneX"
-    MONOTONE_Y = "monotoneY"
-    NATURAL = "natural"
-    STEP = "step"
-    STEP_AFTER = "stepAfter"
-    STEP_BEFORE = "stepBefore"
+_CURVES = [
+    "basis",
+    "bumpX",
+    "bumpY",
+    "cardinal",
+    "catmullRom",
+    "linear",
+    "monotoneX",
+    "monotoneY",
+    "natural",
+    "step",
+    "stepAfter",
+    "stepBefore",
+]
+CurveStyle = Enum(  # type: ignore[misc]
+    "CurveStyle", {re.sub(r"(?<!^)(?=[A-Z])", "_", c).upper(): c for c in _CURVES}
+)
+"""Mermaid edge curves (`CurveStyle.LINEAR`, `CurveStyle.STEP_AFTER`, ...)."""
 
 
 @dataclass
