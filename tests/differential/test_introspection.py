@@ -142,6 +142,21 @@ def _nested(lib: Any) -> Any:
     return g.compile()
 
 
+def _handlers(lib: Any) -> Any:
+    def handler(state: State, error: Any = None) -> dict:
+        return {}
+
+    g = lib.StateGraph(State)
+    g.add_node("a", _node, error_handler=handler, retry_policy=lib.RetryPolicy())
+    g.add_node("b", _node)
+    g.add_sequence([("c", _node), ("d", _node)])
+    g.add_edge(lib.START, "a")
+    g.add_edge("a", "b")
+    g.add_edge("b", "c")
+    g.set_node_defaults(error_handler=handler)
+    return g.compile(interrupt_before="*", interrupt_after=["d"])
+
+
 def _channels(lib: Any) -> Any:
     pregel = lib.module("pregel")
     one = pregel.NodeBuilder().subscribe_only("input").do(lambda x: x + 1).write_to("mid")
@@ -160,7 +175,7 @@ def _channels(lib: Any) -> Any:
 
 GRAPHS = {
     f.__name__.lstrip("_"): f
-    for f in (_chain, _loop, _join, _commands, _sends, _no_path_map, _nested, _channels)
+    for f in (_chain, _loop, _join, _commands, _sends, _no_path_map, _nested, _handlers, _channels)
 }
 
 
@@ -201,7 +216,19 @@ def test_own_graph_class_draws_the_same(name: str) -> None:
             frontmatter_config={"config": {"theme": "neutral"}}, wrap_label_n_words=2
         )
         assert own.edges == expected.edges
-        assert own.draw_ascii()
+        from langchain_core.runnables.graph import CurveStyle as LcCurve
+        from warpgraph.graph._draw import CurveStyle
+
+        assert own.draw_mermaid(curve_style=CurveStyle.STEP_AFTER) == expected.draw_mermaid(
+            curve_style=LcCurve.STEP_AFTER
+        )
+        text = own.draw_ascii()
+        for node in own.nodes.values():
+            assert f"| {node.name} |" in text
+        for e in own.edges:
+            arrow = "..>" if e.conditional else "-->"
+            label = f" ({e.data})" if e.data is not None else ""
+            assert f"  {e.source} {arrow} {e.target}{label}\n" in text + "\n"
 
 
 def test_get_graph_returns_langchain_graph_and_async_twin() -> None:

@@ -40,19 +40,24 @@ class Node(NamedTuple):
         return Node(id or self.id, name or self.name, self.data, self.metadata)
 
 
-class CurveStyle(Enum):
-    BASIS = "basis"
-    BUMP_X = "bumpX"
-    BUMP_Y = "bumpY"
-    CARDINAL = "cardinal"
-    CATMULL_ROM = "catmullRom"
-    LINEAR = "linear"
-    MONOTONE_X = "monotoneX"
-    MONOTONE_Y = "monotoneY"
-    NATURAL = "natural"
-    STEP = "step"
-    STEP_AFTER = "stepAfter"
-    STEP_BEFORE = "stepBefore"
+_CURVES = [
+    "basis",
+    "bumpX",
+    "bumpY",
+    "cardinal",
+    "catmullRom",
+    "linear",
+    "monotoneX",
+    "monotoneY",
+    "natural",
+    "step",
+    "stepAfter",
+    "stepBefore",
+]
+CurveStyle = Enum(  # type: ignore[misc]
+    "CurveStyle", {re.sub(r"(?<!^)(?=[A-Z])", "_", c).upper(): c for c in _CURVES}
+)
+"""Mermaid edge curves (`CurveStyle.LINEAR`, `CurveStyle.STEP_AFTER`, ...)."""
 
 
 @dataclass
@@ -530,37 +535,21 @@ def _layers(graph: Graph) -> list[list[str]]:
 
 
 def _draw_ascii(graph: Graph) -> str:
+    """Each layer's nodes as boxes (their names), then the edges leaving them, by node id
+    (`-->` plain, `..>` conditional, labels in parentheses)."""
     if not graph.nodes:
         return ""
-    rows = _layers(graph)
-    row_of = {k: i for i, row in enumerate(rows) for k in row}
     lines: list[str] = []
-    for i, row in enumerate(rows):
+    for row in _layers(graph):
         boxes = [f"| {graph.nodes[k].name} |" for k in row]
         rule = "  ".join("+" + "-" * (len(b) - 2) + "+" for b in boxes)
         lines += [rule, "  ".join(boxes), rule]
-        if i + 1 < len(rows):
-            arrows = []
-            for e in graph.edges:
-                if row_of.get(e.source) == i:
-                    style = "..>" if e.conditional else "-->"
-                    label = f" ({e.data})" if e.data is not None else ""
-                    arrows.append(
-                        f"  {graph.nodes[e.source].name} {style} "
-                        f"{graph.nodes[e.target].name}{label}"
-                    )
-            lines += arrows or ["  |"]
-    back = [
-        e
-        for e in graph.edges
-        if row_of.get(e.target, 0) <= row_of.get(e.source, 0)
-        and row_of.get(e.source) != len(rows) - 1
-    ]
-    tail = [e for e in graph.edges if row_of.get(e.source) == len(rows) - 1]
-    for e in back + tail:
-        style = "..>" if e.conditional else "-->"
-        label = f" ({e.data})" if e.data is not None else ""
-        lines.append(f"  {graph.nodes[e.source].name} {style} {graph.nodes[e.target].name}{label}")
+        members = set(row)
+        for e in graph.edges:
+            if e.source in members:
+                arrow = "..>" if e.conditional else "-->"
+                label = f" ({e.data})" if e.data is not None else ""
+                lines.append(f"  {e.source} {arrow} {e.target}{label}")
     return "\n".join(lines)
 
 

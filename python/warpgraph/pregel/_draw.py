@@ -15,13 +15,15 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping
 from functools import partial
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from warpgraph._internal._constants import CONF, CONFIG_KEY_READ, CONFIG_KEY_SEND, INPUT
 from warpgraph.channels.base import BaseChannel
 from warpgraph.channels.last_value import LastValueAfterFinish
 from warpgraph.constants import END, START
-from warpgraph.graph._draw import Graph, from_foreign, to_public
+
+if TYPE_CHECKING:
+    from warpgraph.graph._draw import Graph
 
 __all__ = ("DrawMixin", "draw_pregel")
 
@@ -209,6 +211,8 @@ def _inline_subgraph(graph: Graph, name: str, sub: Graph) -> None:
 
 def draw_pregel(pregel: Any, subgraphs: dict[str, Graph]) -> Graph:
     """The drawn graph of `pregel` (warpgraph's Graph class), subgraphs inlined."""
+    from warpgraph.graph._draw import Graph
+
     dry = _DryRun(pregel)
     first = dry.run()
     graph = Graph()
@@ -251,6 +255,8 @@ class DrawMixin:
     def get_graph(self, config: Any = None, *, xray: int | bool = False) -> Any:
         """A drawable graph of the nodes and edges (`xray`: draw subgraphs inside, that
         many levels deep, or all with True)."""
+        from warpgraph.graph._draw import to_public
+
         return to_public(self._drawing(config, xray))
 
     async def aget_graph(self, config: Any = None, *, xray: int | bool = False) -> Any:
@@ -262,4 +268,6 @@ def _sub_drawing(sub: Any, config: Any, xray: int | bool) -> Graph:
     drawing = getattr(sub, "_drawing", None)
     if drawing is not None:
         return drawing(config, xray)
+    from warpgraph.graph._draw import from_foreign
+
     return from_foreign(sub.get_graph(config, xray=xray))

@@ -9,7 +9,7 @@ field per channel. `CompiledStateGraph` overrides the JSON schemas with its stat
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import is_dataclass
 from inspect import isclass
 from types import GenericAlias
@@ -54,8 +54,7 @@ class SchemaMixin:
     output_channels: Any
     context_schema: Any
 
-    def get_name(self, suffix: str | None = None, *, name: str | None = None) -> str:
-        raise NotImplementedError
+    get_name: Callable[..., str]
 
     # ------------------------------------------------------------ input / output types
     def _channel_type(self, key: Any, attr: str) -> Any:
