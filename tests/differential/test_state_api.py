@@ -53,8 +53,28 @@ def _rows(tuples: list) -> list[dict]:
     return rows
 
 
+def _head(config: dict) -> dict:
+    conf = config["configurable"]
+    return {"configurable": {k: v for k, v in conf.items() if k != "checkpoint_id"}}
+
+
+def _task_order(out: Any, snapshot: Any) -> Any:
+    """Interrupts of parallel tasks in an invoke result in the order of the thread's tasks:
+    LangGraph lists them as the tasks finished (any order), warpgraph in task order."""
+    if not isinstance(out, dict) or len(out.get("__interrupt__") or ()) < 2:
+        return out
+    rank = {i.id: n for n, i in enumerate(i for t in snapshot.tasks for i in t.interrupts)}
+    ordered = sorted(out["__interrupt__"], key=lambda i: rank.get(i.id, len(rank)))
+    return {**out, "__interrupt__": ordered}
+
+
 def _sync_call(call: Call) -> Any:
     app, m = call.target, call.method
+    if m == "invoke":
+        out = app.invoke(*call.args, **call.kwargs)
+        if isinstance(out, dict) and "__interrupt__" in out:
+            out = _task_order(out, app.get_state(_head(call.args[1])))
+        return out
     if m == "checkpoints":
         return _rows(list(app.checkpointer.list(*call.args)))
     if m == "stream":
@@ -66,6 +86,11 @@ def _sync_call(call: Call) -> Any:
 
 async def _async_call(call: Call) -> Any:
     app, m = call.target, call.method
+    if m == "invoke":
+        out = await app.ainvoke(*call.args, **call.kwargs)
+        if isinstance(out, dict) and "__interrupt__" in out:
+            out = _task_order(out, await app.aget_state(_head(call.args[1])))
+        return out
     if m == "checkpoints":
         return _rows([t async for t in app.checkpointer.alist(*call.args)])
     if m == "stream":
