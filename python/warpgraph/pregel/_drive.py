@@ -10,6 +10,8 @@ run's end, before the last chunks are yielded."""
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import threading
 import warnings
 from collections import deque
 from collections.abc import AsyncIterator, Generator, Iterator
@@ -185,7 +187,9 @@ def _steps(
             continue
         token = ACTIVE.set(session) if hook and session.mode == "writer" else None
         try:
-            yield ("tick", tasks, hook)
+            yield ("tick", tasks, hook, eager and out is not None)
+        except GeneratorExit:
+            raise  # the consumer stopped during a live step
         except BaseException as e:  # noqa: BLE001
             exc = e
         finally:
@@ -224,11 +228,16 @@ def _drive_machine(
             if item[0] == "tick":
                 tasks, hook = item[1], item[2]
                 done = session.hook(loop, len(tasks), session.commit) if hook else loop.on_task_done
-                runner.tick(tasks, on_done=done, timeout=timeout)
+                if item[3]:
+                    yield from _live_tick(runner, tasks, done, timeout, out)
+                else:
+                    runner.tick(tasks, on_done=done, timeout=timeout)
             elif item[0] is CACHE_OP:
                 value = perform(item)
             else:
                 value = getattr(session, item[0])(*item[1:])
+        except GeneratorExit:
+            raise  # the consumer stopped (during a live step): nothing more may be yielded
         except BaseException as e:  # noqa: BLE001
             exc = e
 
@@ -284,13 +293,70 @@ async def _adrive_machine(
                     if hook
                     else loop.on_task_done
                 )
-                await runner.atick(tasks, on_done=done, timeout=timeout)
+                if item[3]:
+                    async for chunk in _alive_tick(runner, tasks, done, timeout, out):
+                        yield chunk
+                else:
+                    await runner.atick(tasks, on_done=done, timeout=timeout)
             elif item[0] is CACHE_OP:
                 value = await aperform(item)
             else:
                 value = await getattr(session, _ASYNC_NAMES[item[0]])(*item[1:])
+        except GeneratorExit:
+            raise  # the consumer stopped (during a live step): nothing more may be yielded
         except BaseException as e:  # noqa: BLE001
             exc = e
+
+
+# How often a live step looks for chunks its running tasks queued (seconds).
+LIVE_POLL = 0.001
+
+
+def _live_tick(runner: Any, tasks: Any, done: Any, timeout: Any, out: Any) -> Iterator[tuple]:
+    """The step's tasks run on a thread of their own while this one hands on the chunks
+    they queue as they appear ("custom" / "messages" modes, subgraph streaming: a node's
+    writer and a model's tokens reach the consumer while the node runs, as in LangGraph).
+    The chunks still queued when the step ends are left for the driver's drain."""
+    ctx = contextvars.copy_context()
+    finished = threading.Event()
+    failed: list[BaseException] = []
+
+    def step() -> None:
+        try:
+            ctx.run(runner.tick, tasks, on_done=done, timeout=timeout)
+        except BaseException as e:  # noqa: BLE001 - raised in the driver's thread
+            failed.append(e)
+        finally:
+            finished.set()
+
+    threading.Thread(target=step, name="warpgraph-live-step", daemon=True).start()
+    try:
+        while not finished.wait(LIVE_POLL):
+            while out:
+                yield out.popleft()
+    except GeneratorExit:
+        finished.wait()  # the consumer stopped: the step's tasks still finish
+        raise
+    if failed:
+        raise failed[0]
+
+
+async def _alive_tick(
+    runner: Any, tasks: Any, done: Any, timeout: Any, out: Any
+) -> AsyncIterator[tuple]:
+    """Async twin of `_live_tick`: the step runs as an asyncio task of its own."""
+    step = asyncio.ensure_future(runner.atick(tasks, on_done=done, timeout=timeout))
+    try:
+        while not step.done():
+            await asyncio.wait((step,), timeout=LIVE_POLL)
+            while out:
+                yield out.popleft()
+    except BaseException:
+        if not step.done():
+            step.cancel()
+            await asyncio.wait((step,))
+        raise
+    step.result()
 
 
 def _note(run_err: BaseException, e: BaseException) -> None:
