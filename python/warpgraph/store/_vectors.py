@@ -29,22 +29,37 @@ def cosine(query: Sequence[float], query_norm: float, vector: Sequence[float]) -
     return sum(map(_mul, query, vector)) / (query_norm * other)
 
 
+def _neg_l2(query: Sequence[float], _: float, vector: Sequence[float]) -> float:
+    return -(sum((a - b) ** 2 for a, b in zip(query, vector, strict=False)) ** 0.5)
+
+
+def _inner(query: Sequence[float], _: float, vector: Sequence[float]) -> float:
+    return sum(map(_mul, query, vector))
+
+
+SIMILARITIES = {"cosine": cosine, "l2": _neg_l2, "inner_product": _inner}
+"""Score functions by an index's `distance_type` (higher is more similar)."""
+
+
 def rank(
     query: Sequence[float],
     candidates: Sequence[tuple[Any, Sequence[Sequence[float]]]],
     offset: int,
     limit: int,
+    distance_type: str = "cosine",
 ) -> list[tuple[float | None, Any]]:
     """[(score, item)] for a page of `candidates` ([(item, its vectors)]) ranked by their
-    best cosine similarity to `query`; items without vectors fill a short page, unscored."""
+    best similarity to `query` (cosine; negated L2 distance or inner product by
+    `distance_type`); items without vectors fill a short page, unscored."""
     qn = norm(query)
+    similarity = SIMILARITIES.get(distance_type, cosine)
     best: list[tuple[float, int, Any]] = []
     unscored: list[Any] = []
     for pos, (item, vectors) in enumerate(candidates):
         if not vectors:
             unscored.append(item)
             continue
-        score = max(cosine(query, qn, v) for v in vectors)
+        score = max(similarity(query, qn, v) for v in vectors)
         best.append((score, pos, item))
     best.sort(key=lambda t: (-t[0], t[1]))
     page: list[tuple[float | None, Any]] = [

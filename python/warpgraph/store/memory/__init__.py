@@ -7,9 +7,10 @@ before the batch, then applies its puts (the last put per (namespace, key) wins)
 `index={"embed": ..., "dims": ..., "fields": [...]}` embeds the configured fields of each
 put (one `embed_documents` call per batch, each distinct text once) and ranks searches
 with a query by cosine similarity. `ttl=TTLConfig(...)` (warpgraph's addition; without it
-the store, like LangGraph's, rejects `put(ttl=...)`) makes items expire: expired items are
-never returned, reads refresh the TTL when asked to, and `sweep_ttl` /
-`start_ttl_sweeper` delete them.
+the store, like LangGraph's, rejects `put(ttl=...)`) makes items expire: reads refresh the
+TTL when asked to, `sweep_ttl` / `start_ttl_sweeper` delete expired items, and until
+then they are still returned unless the config says `omit_expired` (the rules of
+LangGraph's SQL stores).
 
 `get`, `put`, `delete` and `search` run their single operation directly (no op objects,
 no batch); a subclass that overrides `batch` / `abatch` gets the generic methods back.
@@ -153,14 +154,14 @@ class InMemoryStore(BaseStore):
     # --- reads --------------------------------------------------------------------------
 
     def _expired(self, namespace: tuple[str, ...], key: str, refresh: bool) -> bool:
-        """Whether the item expired (then it is dropped); refreshes a live one's TTL."""
+        """Whether the item is hidden (expired, with TTLConfig `omit_expired`; expired items
+        stay until swept, as in LangGraph's stores); restarts a shown item's TTL if asked."""
         entry = self._expiry.get((namespace, key))
         if entry is None:
             return False
         deadline, minutes = entry
         now = time.time()
-        if deadline <= now:
-            self._drop(namespace, key)
+        if deadline <= now and self.ttl_config is not None and self.ttl_config.get("omit_expired"):
             return True
         if refresh:
             self._expiry[(namespace, key)] = (now + minutes * 60.0, minutes)
@@ -176,9 +177,13 @@ class InMemoryStore(BaseStore):
         return item
 
     def _live_namespaces(self) -> list[tuple[str, ...]]:
-        if self._expiry:
-            self.sweep_ttl()
-        return [ns for ns, items in self._data.items() if items]
+        if not self._expiry:
+            return [ns for ns, items in self._data.items() if items]
+        return [
+            ns
+            for ns, items in self._data.items()
+            if any(not self._expired(ns, key, False) for key in items)
+        ]
 
     def _candidates(self, op: SearchOp) -> list[tuple[Item, list]]:
         """[(item, its vectors if the search ranks)] under the prefix that pass the filter."""
