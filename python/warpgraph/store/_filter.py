@@ -59,7 +59,14 @@ def _condition(expected: Any) -> Predicate:
             checks = [_operator(name, arg) for name, arg in expected.items()]
             if len(checks) == 1:
                 return checks[0]
-            return lambda v: all(check(v) for check in checks)
+
+            def every(v: Any) -> bool:
+                for check in checks:
+                    if not check(v):
+                        return False
+                return True
+
+            return every
         fields = [(k, _condition(sub)) for k, sub in expected.items()]
         return lambda v: isinstance(v, dict) and all(check(v.get(k)) for k, check in fields)
     if isinstance(expected, (list, tuple)):
@@ -84,4 +91,12 @@ def compile_filter(filter: dict[str, Any] | None) -> Predicate | None:
         check = _condition(expected)
         return lambda value: check(value.get(key))
     fields = [(k, _condition(expected)) for k, expected in filter.items()]
-    return lambda value: all(check(value.get(k)) for k, check in fields)
+
+    def match(value: Any) -> bool:
+        get = value.get
+        for k, check in fields:
+            if not check(get(k)):
+                return False
+        return True
+
+    return match

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-__all__ = ("does_match", "list_namespaces", "to_text", "from_text")
+__all__ = ("does_match", "from_text", "list_namespaces", "to_text")
 
 
 def does_match(match_type: str, path: Sequence[str], namespace: tuple[str, ...]) -> bool:
@@ -32,9 +32,7 @@ def list_namespaces(namespaces: Iterable[tuple[str, ...]], op: Any) -> list[tupl
     found: Iterable[tuple[str, ...]] = namespaces
     if op.match_conditions:
         conditions = [(c.match_type, tuple(c.path)) for c in op.match_conditions]
-        found = [
-            ns for ns in found if all(does_match(kind, path, ns) for kind, path in conditions)
-        ]
+        found = [ns for ns in found if all(does_match(kind, path, ns) for kind, path in conditions)]
     if op.max_depth is not None:
         depth = op.max_depth
         ordered = sorted({ns[:depth] for ns in found})

@@ -105,17 +105,25 @@ class _Compiler:
             conds.append(f"({count} = {self.d.ph})")
         for key, sub in expected.items():
             validate_filter_key(key)
-            conds.append(self.exact((*parts, key), sub) if exact else self.match((*parts, key), sub))
+            conds.append(
+                self.exact((*parts, key), sub) if exact else self.match((*parts, key), sub)
+            )
         return "(" + " AND ".join(conds) + ")" if conds else self.true
 
     def match(self, parts: tuple, expected: Any) -> str:
         """InMemoryStore's `_compare_values(stored, expected)`."""
         if isinstance(expected, dict):
             if any(isinstance(k, str) and k.startswith("$") for k in expected):
-                return "(" + " AND ".join(self.operator(parts, k, v) for k, v in expected.items()) + ")"
+                return (
+                    "("
+                    + " AND ".join(self.operator(parts, k, v) for k, v in expected.items())
+                    + ")"
+                )
             return self._case(parts, self.d.t_object, lambda: self._object(parts, expected, False))
         if isinstance(expected, (list, tuple)):
-            return self._case(parts, self.d.t_array, lambda: self._array(parts, expected, self.match))
+            return self._case(
+                parts, self.d.t_array, lambda: self._array(parts, expected, self.match)
+            )
         return self.exact(parts, expected)
 
     def operator(self, parts: tuple, name: str, arg: Any) -> str:

@@ -103,7 +103,7 @@ def run_batch(store: Any, ops: Iterable[Op]) -> Plan:
         elif isinstance(op, ListNamespacesOp):
             lists.append((i, op))
         else:
-            raise ValueError(f"Unknown operation type: {type(op)}")
+            raise ValueError(f"Unknown operation type: {type(op)}")  # noqa: TRY004 - LangGraph raises ValueError
         count = i + 1
     results: list[Any] = [None] * count
     embeddings = store.embeddings
@@ -184,8 +184,7 @@ def run_batch(store: Any, ops: Iterable[Op]) -> Plan:
         if not ranked:
             rows = yield (
                 ROWS,
-                f"SELECT {_COLUMNS} FROM store WHERE {where} {order} "
-                f"LIMIT {d.ph} OFFSET {d.ph}",
+                f"SELECT {_COLUMNS} FROM store WHERE {where} {order} LIMIT {d.ph} OFFSET {d.ph}",
                 [*params, max(op.limit, 0), max(op.offset, 0)],
             )
             results[i] = [_item(d, row, SearchItem) for row in rows]
@@ -258,8 +257,10 @@ def run_batch(store: Any, ops: Iterable[Op]) -> Plan:
             for ns, keys in stale.items():
                 yield (
                     EXEC,
-                    f"DELETE FROM {d.vectors_table} WHERE prefix = {d.ph} "
-                    f"AND key IN ({d.p(len(keys))})",
+                    (
+                        f"DELETE FROM {d.vectors_table} WHERE prefix = {d.ph} "
+                        f"AND key IN ({d.p(len(keys))})"
+                    ),
                     [ns, *keys],
                 )
         for ns, keys in deletes.items():
@@ -281,8 +282,10 @@ def run_batch(store: Any, ops: Iterable[Op]) -> Plan:
                     vrows.append((ns, key, field, blob))
             yield (
                 MANY,
-                f"INSERT INTO {d.vectors_table} (prefix, key, field_name, embedding) "
-                f"VALUES ({d.p(4)})",
+                (
+                    f"INSERT INTO {d.vectors_table} (prefix, key, field_name, embedding) "
+                    f"VALUES ({d.p(4)})"
+                ),
                 vrows,
             )
     return results
@@ -296,8 +299,10 @@ def sweep(store: Any) -> Plan:
     if store.index_config is not None:
         yield (
             EXEC,
-            f"DELETE FROM {d.vectors_table} WHERE (prefix, key) IN "
-            f"(SELECT prefix, key FROM store WHERE {expired})",
+            (
+                f"DELETE FROM {d.vectors_table} WHERE (prefix, key) IN "
+                f"(SELECT prefix, key FROM store WHERE {expired})"
+            ),
             [now],
         )
     count = yield (EXEC, f"DELETE FROM store WHERE {expired}", [now])

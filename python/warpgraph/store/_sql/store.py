@@ -83,7 +83,9 @@ async def adrive(plan: Plan, embeddings: Any, session_factory: Any) -> Any:
                 return stop.value
             kind = request[0]
             if kind == EMBED_QUERIES:
-                reply = list(await asyncio.gather(*(embeddings.aembed_query(t) for t in request[1])))
+                reply = list(
+                    await asyncio.gather(*(embeddings.aembed_query(t) for t in request[1]))
+                )
             elif kind == EMBED_DOCUMENTS:
                 reply = await embeddings.aembed_documents(request[1])
             else:
@@ -139,7 +141,7 @@ class ThreadSweeper:
                     swept = store.sweep_ttl()
                     if swept:
                         logger.info("Store swept %d expired items", swept)
-                except Exception:  # noqa: BLE001 - one failed round must not stop sweeping
+                except Exception:
                     logger.exception("Store TTL sweep iteration failed")
             if not future.done():
                 future.set_result(None)
@@ -188,7 +190,7 @@ class TaskSweeper:
                     swept = await store.sweep_ttl()
                     if swept:
                         logger.info("Store swept %d expired items", swept)
-                except Exception:  # noqa: BLE001
+                except Exception:
                     logger.exception("Store TTL sweep iteration failed")
 
         self.task = asyncio.create_task(loop())

@@ -22,6 +22,7 @@ from warpgraph.store.base.embed import (
 )
 
 __all__ = (
+    "NOT_PROVIDED",
     "BaseStore",
     "Embeddings",
     "GetOp",
@@ -30,7 +31,6 @@ __all__ = (
     "Item",
     "ListNamespacesOp",
     "MatchCondition",
-    "NOT_PROVIDED",
     "NamespaceMatchType",
     "NamespacePath",
     "NotProvided",
@@ -70,7 +70,7 @@ class Item:
     """A stored value with its namespace, key and timestamps (ISO strings are parsed, so an
     item rebuilt from its `dict()` compares equal)."""
 
-    __slots__ = ("value", "key", "namespace", "created_at", "updated_at")
+    __slots__ = ("created_at", "key", "namespace", "updated_at", "value")
 
     def __init__(
         self,
@@ -281,7 +281,9 @@ def _ensure_refresh(ttl_config: TTLConfig | None, refresh_ttl: bool | None = Non
     return True if ttl_config is None else ttl_config.get("refresh_on_read", True)
 
 
-def _ensure_ttl(ttl_config: TTLConfig | None, ttl: float | None | NotProvided = NOT_PROVIDED) -> Any:
+def _ensure_ttl(
+    ttl_config: TTLConfig | None, ttl: float | None | NotProvided = NOT_PROVIDED
+) -> Any:
     """The TTL of a put: explicit (None included), else the store's `default_ttl`."""
     if ttl is NOT_PROVIDED:
         return ttl_config.get("default_ttl") if ttl_config else None
@@ -451,9 +453,7 @@ def _define(name: str, doc: str) -> None:
         fn.__doc__ = doc if fn_name == name else f"Async `{name}`: {doc}"
         fn.__qualname__ = f"BaseStore.{fn_name}"
         fn.__module__ = __name__
-        fn.__annotations__ = {
-            k: v for k, v in builder.__annotations__.items() if k != "return"
-        }
+        fn.__annotations__ = {k: v for k, v in builder.__annotations__.items() if k != "return"}
         setattr(BaseStore, fn_name, fn)
 
 

@@ -54,7 +54,7 @@ def _off_loop(method: Callable) -> Callable:
 class AsyncBatchedBaseStore(BaseStore):
     """A store whose concurrent async operations run as one `abatch` call."""
 
-    __slots__ = ("_loop", "_aqueue", "_task")
+    __slots__ = ("_aqueue", "_loop", "_task")
 
     def __init__(self) -> None:
         super().__init__()
@@ -88,7 +88,14 @@ class AsyncBatchedBaseStore(BaseStore):
         return await self._submit(self._get_op(namespace, key, refresh_ttl=refresh_ttl))
 
     async def asearch(  # type: ignore[no-untyped-def]
-        self, namespace_prefix, /, *, query=None, filter=None, limit=10, offset=0,
+        self,
+        namespace_prefix,
+        /,
+        *,
+        query=None,
+        filter=None,
+        limit=10,
+        offset=0,
         refresh_ttl=None,
     ):
         op = self._search_op(

@@ -254,7 +254,9 @@ def _tokenized_fields(fields: Sequence[str] | str | None) -> list[tuple[str, Any
     return [(p, "$") if p == "$" else (p, tokenize_path(p)) for p in fields]
 
 
-def texts_to_embed(value: Mapping[str, Any], paths: Sequence[tuple[str, Any]]) -> list[tuple[str, str]]:
+def texts_to_embed(
+    value: Mapping[str, Any], paths: Sequence[tuple[str, Any]]
+) -> list[tuple[str, str]]:
     """[(field name, text)] of a value for the given tokenized paths; a path with several
     texts names them `path.0`, `path.1`, ..."""
     out: list[tuple[str, str]] = []

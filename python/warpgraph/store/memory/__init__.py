@@ -59,6 +59,23 @@ _UTC = timezone.utc
 _now = datetime.now
 
 
+_VALID_NAMESPACES: set = set()  # tuples `_validate_namespace` accepted (writes)
+_new_search_item = SearchItem.__new__
+_new_item = Item.__new__
+
+
+def _search_item(item: Item, score: float | None) -> SearchItem:
+    """A SearchItem of a stored item (its fields are already normalized: no parsing)."""
+    found = _new_search_item(SearchItem)
+    found.value = item.value
+    found.key = item.key
+    found.namespace = item.namespace
+    found.created_at = item.created_at
+    found.updated_at = item.updated_at
+    found.score = score
+    return found
+
+
 def _vector_table() -> defaultdict:
     return defaultdict(dict)
 
@@ -68,15 +85,15 @@ class InMemoryStore(BaseStore):
 
     __slots__ = (
         "_data",
-        "_vectors",
-        "index_config",
-        "embeddings",
-        "ttl_config",
-        "supports_ttl",
         "_expiry",
+        "_lock",
         "_sweeper",
         "_sweeper_stop",
-        "_lock",
+        "_vectors",
+        "embeddings",
+        "index_config",
+        "supports_ttl",
+        "ttl_config",
     )
 
     def __init__(self, *, index: IndexConfig | None = None, ttl: TTLConfig | None = None) -> None:
@@ -148,7 +165,7 @@ class InMemoryStore(BaseStore):
                 puts[(op.namespace, op.key)] = op
                 results.append(None)
             else:
-                raise ValueError(f"Unknown operation type: {type(op)}")
+                raise ValueError(f"Unknown operation type: {type(op)}")  # noqa: TRY004 - LangGraph raises ValueError
         return results, puts, searches
 
     # --- reads --------------------------------------------------------------------------
@@ -191,19 +208,15 @@ class InMemoryStore(BaseStore):
         n = len(prefix)
         match = compile_filter(op.filter)
         ranked = bool(op.query and self.embeddings is not None)
-        # without filter or ranking only the first offset + limit candidates are used
-        stop = (
-            op.offset + op.limit
-            if match is None and not ranked and op.offset >= 0 and op.limit >= 0
-            else -1
-        )
+        # without ranking only the first offset + limit candidates are used
+        stop = op.offset + op.limit if not ranked and op.offset >= 0 and op.limit >= 0 else -1
         expiry = self._expiry
         out: list[tuple[Item, list]] = []
-        for namespace, items in list(self._data.items()):
+        for namespace, items in self._data.items():
             if namespace[:n] != prefix:
                 continue
             vectors = self._vectors.get(namespace) if ranked else None
-            for key, item in list(items.items()):
+            for key, item in items.items():
                 if expiry and self._expired(namespace, key, False):
                     continue
                 if match is not None and not match(item.value):
@@ -226,15 +239,7 @@ class InMemoryStore(BaseStore):
             else:
                 page = [(None, item) for item, _ in candidates[op.offset : op.offset + op.limit]]
             results[i] = found = [
-                SearchItem(
-                    item.namespace,
-                    item.key,
-                    item.value,
-                    item.created_at,
-                    item.updated_at,
-                    None if score is None else float(score),
-                )
-                for score, item in page
+                _search_item(item, None if score is None else float(score)) for score, item in page
             ]
             if op.refresh_ttl and self._expiry:
                 for item in found:
@@ -272,9 +277,7 @@ class InMemoryStore(BaseStore):
         for op in puts.values():
             if op.value is None or op.index is False:
                 continue
-            paths = (
-                default_paths if op.index is None else [(p, tokenize_path(p)) for p in op.index]
-            )
+            paths = default_paths if op.index is None else [(p, tokenize_path(p)) for p in op.index]
             for field, text in texts_to_embed(op.value, paths):
                 pending[text].append((op.namespace, op.key, field))
         return pending
@@ -292,13 +295,11 @@ class InMemoryStore(BaseStore):
         pending: dict[str, list[tuple]],
         vectors: list[list[float]] | None,
     ) -> None:
-        if pending:
-            if vectors is None or len(vectors) != len(pending):
-                got = 0 if vectors is None else len(vectors)
-                raise ValueError(
-                    f"Number of embeddings ({got}) does not match number of texts "
-                    f"({len(pending)})"
-                )
+        if pending and (vectors is None or len(vectors) != len(pending)):
+            got = 0 if vectors is None else len(vectors)
+            raise ValueError(
+                f"Number of embeddings ({got}) does not match number of texts ({len(pending)})"
+            )
         for (namespace, key), op in puts.items():
             if op.value is None:
                 self._drop(namespace, key)
@@ -312,9 +313,12 @@ class InMemoryStore(BaseStore):
 
     def _store(self, namespace: tuple[str, ...], key: str, value: Mapping, ttl: Any) -> None:
         now = _now(_UTC)
-        self._data[namespace][key] = Item(
-            value=dict(value), key=key, namespace=namespace, created_at=now, updated_at=now
-        )
+        item = _new_item(Item)
+        item.value = dict(value)
+        item.key = key
+        item.namespace = namespace if type(namespace) is tuple else tuple(namespace)
+        item.created_at = item.updated_at = now
+        self._data[item.namespace][key] = item
         vectors = self._vectors.get(namespace)
         if vectors and key in vectors:
             del vectors[key]  # a replaced value's vectors are stale
@@ -361,7 +365,10 @@ class InMemoryStore(BaseStore):
         ttl: Any,
     ) -> PutOp | None:
         """Store without embeddings; returns the op instead when it needs embedding."""
-        _validate_namespace(namespace)
+        if type(namespace) is not tuple or namespace not in _VALID_NAMESPACES:
+            _validate_namespace(namespace)
+            if len(_VALID_NAMESPACES) < 4096 and type(namespace) is tuple:
+                _VALID_NAMESPACES.add(namespace)
         if ttl is not NOT_PROVIDED and ttl is not None and not self.supports_ttl:
             raise _ttl_unsupported(self)
         ttl = _ensure_ttl(self.ttl_config, ttl)

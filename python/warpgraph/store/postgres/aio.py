@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
 from typing import Any
 
-from warpgraph.store._sql.plan import ROWS, EXEC, run_batch, sweep
+from warpgraph.store._sql.plan import EXEC, ROWS, run_batch, sweep
 from warpgraph.store._sql.store import TaskSweeper, adrive
 from warpgraph.store.base import Op, Result, TTLConfig
 from warpgraph.store.base.batch import AsyncBatchedBaseStore
@@ -68,7 +68,11 @@ class AsyncPostgresStore(AsyncBatchedBaseStore, PostgresStoreBase):
             from psycopg_pool import AsyncConnectionPool
 
             settings = dict(pool_config)
-            kwargs = {"autocommit": True, "prepare_threshold": 0, **(settings.pop("kwargs", None) or {})}
+            kwargs = {
+                "autocommit": True,
+                "prepare_threshold": 0,
+                **(settings.pop("kwargs", None) or {}),
+            }
             async with AsyncConnectionPool(
                 conn_string,
                 min_size=settings.pop("min_size", 1),
@@ -141,10 +145,10 @@ class AsyncPostgresStore(AsyncBatchedBaseStore, PostgresStoreBase):
         """Stop the sweeper task; True once it has stopped."""
         return await self._sweeper.stop(timeout)
 
-    async def __aenter__(self) -> AsyncPostgresStore:
+    async def __aenter__(self) -> AsyncPostgresStore:  # noqa: PYI034
         return self
 
-    async def __aexit__(self, *exc: Any) -> None:
+    async def __aexit__(self, *exc: object) -> None:
         await self.stop_ttl_sweeper()
         task = self._task
         if task is not None and not task.done():

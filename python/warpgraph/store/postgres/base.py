@@ -28,19 +28,27 @@ except ImportError:  # pragma: no cover
 __all__ = ("MIGRATIONS", "VECTOR_MIGRATIONS", "PoolConfig", "PostgresIndexConfig", "PostgresStore")
 
 MIGRATIONS = [
-    "CREATE TABLE IF NOT EXISTS store (prefix text NOT NULL, key text NOT NULL,"
-    " value jsonb NOT NULL, created_at timestamptz DEFAULT CURRENT_TIMESTAMP,"
-    " updated_at timestamptz DEFAULT CURRENT_TIMESTAMP, PRIMARY KEY (prefix, key))",
+    (
+        "CREATE TABLE IF NOT EXISTS store (prefix text NOT NULL, key text NOT NULL,"
+        " value jsonb NOT NULL, created_at timestamptz DEFAULT CURRENT_TIMESTAMP,"
+        " updated_at timestamptz DEFAULT CURRENT_TIMESTAMP, PRIMARY KEY (prefix, key))"
+    ),
     "CREATE INDEX IF NOT EXISTS store_prefix_idx ON store USING btree (prefix text_pattern_ops)",
-    "ALTER TABLE store ADD COLUMN IF NOT EXISTS expires_at timestamptz,"
-    " ADD COLUMN IF NOT EXISTS ttl_minutes double precision",
-    "CREATE INDEX IF NOT EXISTS idx_store_expires_at ON store (expires_at)"
-    " WHERE expires_at IS NOT NULL",
+    (
+        "ALTER TABLE store ADD COLUMN IF NOT EXISTS expires_at timestamptz,"
+        " ADD COLUMN IF NOT EXISTS ttl_minutes double precision"
+    ),
+    (
+        "CREATE INDEX IF NOT EXISTS idx_store_expires_at ON store (expires_at)"
+        " WHERE expires_at IS NOT NULL"
+    ),
 ]
 VECTOR_MIGRATIONS = [
-    "CREATE TABLE IF NOT EXISTS warpgraph_store_vectors (prefix text NOT NULL,"
-    " key text NOT NULL, field_name text NOT NULL, embedding bytea,"
-    " PRIMARY KEY (prefix, key, field_name))",
+    (
+        "CREATE TABLE IF NOT EXISTS warpgraph_store_vectors (prefix text NOT NULL,"
+        " key text NOT NULL, field_name text NOT NULL, embedding bytea,"
+        " PRIMARY KEY (prefix, key, field_name))"
+    ),
 ]
 # serializes concurrent setups across processes (inside the migration transaction)
 _SETUP_LOCK_ID = 0x57_47_53_54  # "WGST"
@@ -71,7 +79,7 @@ def _migration_steps(index: bool) -> list[tuple[str, list[str]]]:
 class _Session:
     """One batch on a psycopg connection; a transaction from the first write."""
 
-    __slots__ = ("conn", "cur", "began")
+    __slots__ = ("began", "conn", "cur")
 
     def __init__(self, conn: Any) -> None:
         from psycopg.rows import tuple_row
@@ -208,7 +216,11 @@ class PostgresStore(PostgresStoreBase, BaseStore):
             from psycopg_pool import ConnectionPool
 
             settings = dict(pool_config)
-            kwargs = {"autocommit": True, "prepare_threshold": 0, **(settings.pop("kwargs", None) or {})}
+            kwargs = {
+                "autocommit": True,
+                "prepare_threshold": 0,
+                **(settings.pop("kwargs", None) or {}),
+            }
             with ConnectionPool(
                 conn_string,
                 min_size=settings.pop("min_size", 1),

@@ -5,7 +5,7 @@ from warpgraph.store.sqlite.base import SqliteStore
 __all__ = ("AsyncSqliteStore", "SqliteStore")
 
 
-def __getattr__(name: str):  # noqa: ANN202 - lazy: aiosqlite is optional
+def __getattr__(name: str):
     if name == "AsyncSqliteStore":
         from warpgraph.store.sqlite.aio import AsyncSqliteStore
 

@@ -108,10 +108,10 @@ class AsyncSqliteStore(AsyncBatchedBaseStore, SqliteStoreBase):
         """Stop the sweeper task; True once it has stopped."""
         return await self._sweeper.stop(timeout)
 
-    async def __aenter__(self) -> AsyncSqliteStore:
+    async def __aenter__(self) -> AsyncSqliteStore:  # noqa: PYI034
         return self
 
-    async def __aexit__(self, *exc: Any) -> None:
+    async def __aexit__(self, *exc: object) -> None:
         await self.stop_ttl_sweeper()
         task = self._task
         if task is not None and not task.done():

@@ -29,22 +29,28 @@ _AIO_ERROR_MSG = (
 
 # Schema versions (index = version). Same tables and columns as LangGraph's SQLite store.
 MIGRATIONS = [
-    "CREATE TABLE IF NOT EXISTS store (prefix TEXT NOT NULL, key TEXT NOT NULL,"
-    " value TEXT NOT NULL, created_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP,"
-    " updated_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP, PRIMARY KEY (prefix, key))",
+    (
+        "CREATE TABLE IF NOT EXISTS store (prefix TEXT NOT NULL, key TEXT NOT NULL,"
+        " value TEXT NOT NULL, created_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP,"
+        " updated_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP, PRIMARY KEY (prefix, key))"
+    ),
     "CREATE INDEX IF NOT EXISTS store_prefix_idx ON store (prefix)",
     "ALTER TABLE store ADD COLUMN expires_at TIMESTAMP",
     "ALTER TABLE store ADD COLUMN ttl_minutes REAL",
-    "CREATE INDEX IF NOT EXISTS idx_store_expires_at ON store (expires_at)"
-    " WHERE expires_at IS NOT NULL",
+    (
+        "CREATE INDEX IF NOT EXISTS idx_store_expires_at ON store (expires_at)"
+        " WHERE expires_at IS NOT NULL"
+    ),
 ]
 VECTOR_MIGRATIONS = [
-    "CREATE TABLE IF NOT EXISTS store_vectors (prefix TEXT NOT NULL, key TEXT NOT NULL,"
-    " field_name TEXT NOT NULL, embedding BLOB,"
-    " created_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP,"
-    " updated_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP,"
-    " PRIMARY KEY (prefix, key, field_name),"
-    " FOREIGN KEY (prefix, key) REFERENCES store (prefix, key) ON DELETE CASCADE)",
+    (
+        "CREATE TABLE IF NOT EXISTS store_vectors (prefix TEXT NOT NULL, key TEXT NOT NULL,"
+        " field_name TEXT NOT NULL, embedding BLOB,"
+        " created_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP,"
+        " updated_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP,"
+        " PRIMARY KEY (prefix, key, field_name),"
+        " FOREIGN KEY (prefix, key) REFERENCES store (prefix, key) ON DELETE CASCADE)"
+    ),
 ]
 
 
@@ -81,7 +87,7 @@ def migrate(conn: sqlite3.Connection, table: str, migrations: list[str]) -> None
 class _Session:
     """One batch on a connection: reads as they come, a transaction from the first write."""
 
-    __slots__ = ("conn", "cur", "began")
+    __slots__ = ("began", "conn", "cur")
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.conn = conn
