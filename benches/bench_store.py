@@ -1,0 +1,175 @@
+"""The long-term memory stores: put / get / search on InMemoryStore and SqliteStore,
+LangGraph 1.2.24 against warpgraph in the same run.
+
+Run timed:   pytest benches/bench_store.py --benchmark-enable --benchmark-group-by=group
+As a test:   pytest benches/bench_store.py   (--benchmark-disable: each case once, the
+             results of both libraries compared; no timed assertions)
+A/B:         PYTHONPATH=benches .venv/bin/python benches/bench_store.py  (the sides take
+             turns in one process and the ratios are printed; target >= 10x each)
+
+Each side's store holds 1,000 items in 10 namespaces ("docs", "u<i>") before timing.
+Both SQLite sides use the same connection settings (WAL, synchronous=NORMAL).
+
+Cases (group = case/store, one benchmark per library):
+* `put`: `store.put(ns, key, value)` of a 6-key dict (keys cycle over 1,000: replaces).
+* `get`: `store.get(ns, key)` of a stored item.
+* `search`: `store.search(("docs",), limit=10)` (the first page of a prefix).
+* `search_filter`: `store.search(("docs",), filter={"kind": "b", "n": {"$gte": 500}})`.
+* `search_query` (memory only): a vector search (`query=`) over 1,000 items embedded by
+  a cheap deterministic function (8 dims), top 10.
+"""
+
+from __future__ import annotations
+
+import importlib
+import statistics
+import time
+from typing import Any
+
+import pytest
+from bench_sqlite_saver import _connect
+
+LIBS = ("langgraph", "warpgraph")
+STORES = ("memory", "sqlite")
+CASES = ("put", "get", "search", "search_filter", "search_query")
+ITEMS = 1000
+NAMESPACES = 10
+
+
+def _embed(texts: list[str]) -> list[list[float]]:
+    return [[float((hash(t) >> (4 * k)) & 15) + 1.0 for k in range(8)] for t in texts]
+
+
+def _value(i: int) -> dict[str, Any]:
+    return {
+        "n": i,
+        "kind": "ab"[i % 2],
+        "text": f"memory number {i} about topic {i % 7}",
+        "tags": ["x", str(i % 3)],
+        "score": i / 10,
+        "ok": i % 5 == 0,
+    }
+
+
+def _ns(i: int) -> tuple[str, ...]:
+    return ("docs", f"u{i % NAMESPACES}")
+
+
+class Side:
+    """One library's store, filled with ITEMS items."""
+
+    def __init__(self, lib: str, kind: str, path: str) -> None:
+        self.lib, self.kind = lib, kind
+        if kind == "memory":
+            mod = importlib.import_module(f"{lib}.store.memory")
+            self.store = mod.InMemoryStore()
+            self.vstore = mod.InMemoryStore(index={"dims": 8, "embed": _embed, "fields": ["text"]})
+        else:
+            mod = importlib.import_module(f"{lib}.store.sqlite")
+            self.store = mod.SqliteStore(_connect(path))
+            self.store.setup()
+            self.vstore = None
+        for i in range(ITEMS):
+            self.store.put(_ns(i), f"k{i}", _value(i))
+            if self.vstore is not None:
+                self.vstore.put(_ns(i), f"k{i}", _value(i))
+        self.i = 0
+
+    def has(self, case: str) -> bool:
+        return case != "search_query" or self.vstore is not None
+
+    def put(self) -> Any:
+        self.i = i = (self.i + 1) % ITEMS
+        self.store.put(_ns(i), f"k{i}", _value(i))
+        return True
+
+    def get(self) -> Any:
+        item = self.store.get(_ns(7), "k7")
+        return (item.key, item.value)
+
+    def search(self) -> Any:
+        return len(self.store.search(("docs",), limit=10))
+
+    def search_filter(self) -> Any:
+        found = self.store.search(("docs",), filter={"kind": "b", "n": {"$gte": 500}}, limit=10)
+        return sorted(r.value["n"] % 2 for r in found)
+
+    def search_query(self) -> Any:
+        found = self.vstore.search(("docs",), query="memory number 3 about topic 3", limit=10)
+        return [(r.key, round(r.score, 6)) for r in found]
+
+
+# --- pytest-benchmark -------------------------------------------------------------------
+_SIDES: dict[tuple[str, str], Side] = {}
+_RESULTS: dict[tuple[str, str], dict[str, Any]] = {}
+
+
+@pytest.fixture(scope="module")
+def sides(tmp_path_factory: Any) -> Any:
+    tmp = tmp_path_factory.mktemp("store")
+
+    def get(lib: str, kind: str) -> Side:
+        if (lib, kind) not in _SIDES:
+            _SIDES[(lib, kind)] = Side(lib, kind, str(tmp / f"{lib}.db"))
+        return _SIDES[(lib, kind)]
+
+    yield get
+    _SIDES.clear()
+
+
+@pytest.mark.parametrize("lib", LIBS)
+@pytest.mark.parametrize("kind", STORES)
+@pytest.mark.parametrize("case", CASES)
+def test_store(benchmark: Any, sides: Any, case: str, kind: str, lib: str) -> None:
+    side = sides(lib, kind)
+    if not side.has(case):
+        pytest.skip(f"no {case} on {kind}")
+    benchmark.group = f"{case}/{kind}"
+    benchmark.extra_info.update({"case": case, "store": kind, "lib": lib})
+    got = benchmark(getattr(side, case))
+    results = _RESULTS.setdefault((case, kind), {})
+    results[lib] = got
+    if len(results) == 2:  # the same answers from both libraries
+        assert results["warpgraph"] == results["langgraph"]
+    assert got, got
+
+
+# --- A/B in one process -------------------------------------------------------------------
+def _ab(turns: int = 12) -> None:
+    import tempfile
+    from pathlib import Path
+
+    tmp = Path(tempfile.mkdtemp())
+    sides = {
+        (lib, kind): Side(lib, kind, str(tmp / f"{lib}-{kind}.db"))
+        for kind in STORES
+        for lib in LIBS
+    }
+    calls = {"put": 200, "get": 500, "search": 200, "search_filter": 20, "search_query": 5}
+    times: dict[tuple[str, str, str], list[float]] = {}
+    for turn in range(turns + 1):
+        for (lib, kind), side in sides.items():
+            for case, n in calls.items():
+                if not side.has(case):
+                    continue
+                fn = getattr(side, case)
+                t0 = time.perf_counter()
+                for _ in range(n):
+                    fn()
+                if turn:  # (the first turn warms up)
+                    times.setdefault((case, kind, lib), []).append((time.perf_counter() - t0) / n)
+    for case in CASES:
+        for kind in STORES:
+            ref, ours = times.get((case, kind, "langgraph")), times.get((case, kind, "warpgraph"))
+            if not ref or not ours:
+                continue
+            ratios = [r / o for r, o in zip(ref, ours, strict=True)]
+            print(
+                f"{case:14} {kind:7} langgraph {statistics.median(ref) * 1e6:9.1f} µs  "
+                f"warpgraph {statistics.median(ours) * 1e6:8.1f} µs  "
+                f"ratio {statistics.median(ratios):6.1f}x ({min(ratios):.1f}-{max(ratios):.1f})"
+            )
+
+
+if __name__ == "__main__":
+    _ab()

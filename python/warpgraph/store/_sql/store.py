@@ -1,0 +1,211 @@
+"""What the four SQL stores share: configuration, the plan drivers and the TTL sweepers.
+
+A store class names its dialect and provides a *session* factory: `_session()` (sync) or
+`_asession()` (async), a context manager whose object runs one statement,
+`run(kind, sql, params)`, opening the transaction at the first write and committing (or
+rolling back) when the context ends. `drive` / `adrive` feed a plan's requests to the
+embeddings and to one session.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import logging
+import threading
+from contextlib import AsyncExitStack, ExitStack
+from typing import Any
+
+from warpgraph.store._sql.dialect import Dialect
+from warpgraph.store._sql.plan import EMBED_DOCUMENTS, EMBED_QUERIES, Plan
+from warpgraph.store.base import TTLConfig, ensure_embeddings
+from warpgraph.store.base.embed import _tokenized_fields
+
+__all__ = ("SqlStoreConfig", "TaskSweeper", "ThreadSweeper", "adrive", "aprelude", "drive")
+
+logger = logging.getLogger("warpgraph.store")
+
+
+class SqlStoreConfig:
+    """Mixin: index / TTL configuration of a SQL store (`supports_ttl` is True)."""
+
+    _dialect: Dialect
+    supports_ttl = True
+
+    def _configure(self, index: Any, ttl: TTLConfig | None) -> None:
+        self.embeddings: Any = None
+        self.index_config: Any = None
+        if index:
+            config = dict(index)
+            fields = config.get("fields") or config.get("text_fields") or ["$"]
+            if not isinstance(fields, (list, str)):
+                raise ValueError(f"Text fields must be a list or a string. Got {fields}")
+            config["__tokenized_fields"] = _tokenized_fields(fields)
+            self.embeddings = ensure_embeddings(config.get("embed"))
+            self.index_config = config
+        self.ttl_config = ttl
+
+
+def drive(plan: Plan, embeddings: Any, session_factory: Any, first: Any = None) -> Any:
+    """Run a plan synchronously; returns its result. `first`: a request already taken
+    from the plan (see `aprelude`)."""
+    reply: Any = None
+    with ExitStack() as stack:
+        session = None
+        while True:
+            if first is not None:
+                request, first = first, None
+            else:
+                try:
+                    request = plan.send(reply)
+                except StopIteration as stop:
+                    return stop.value
+            kind = request[0]
+            if kind == EMBED_QUERIES:
+                reply = [embeddings.embed_query(text) for text in request[1]]
+            elif kind == EMBED_DOCUMENTS:
+                reply = embeddings.embed_documents(request[1])
+            else:
+                if session is None:
+                    session = stack.enter_context(session_factory())
+                reply = session.run(kind, request[1], request[2])
+
+
+async def adrive(plan: Plan, embeddings: Any, session_factory: Any) -> Any:
+    """Run a plan on the event loop; returns its result."""
+    reply: Any = None
+    async with AsyncExitStack() as stack:
+        session = None
+        while True:
+            try:
+                request = plan.send(reply)
+            except StopIteration as stop:
+                return stop.value
+            kind = request[0]
+            if kind == EMBED_QUERIES:
+                reply = list(
+                    await asyncio.gather(*(embeddings.aembed_query(t) for t in request[1]))
+                )
+            elif kind == EMBED_DOCUMENTS:
+                reply = await embeddings.aembed_documents(request[1])
+            else:
+                if session is None:
+                    session = await stack.enter_async_context(session_factory())
+                reply = await session.run(kind, request[1], request[2])
+
+
+async def aprelude(plan: Plan, embeddings: Any) -> tuple[Any, Any]:
+    """Answer a plan's embedding requests on the event loop; returns (its first
+    statement request, None) or (None, the plan's result) when it has no statement."""
+    reply: Any = None
+    while True:
+        try:
+            request = plan.send(reply)
+        except StopIteration as stop:
+            return None, stop.value
+        if request[0] == EMBED_QUERIES:
+            reply = list(await asyncio.gather(*(embeddings.aembed_query(t) for t in request[1])))
+        elif request[0] == EMBED_DOCUMENTS:
+            reply = await embeddings.aembed_documents(request[1])
+        else:
+            return request, None
+
+
+def _interval_seconds(store: Any, minutes: float | None) -> float:
+    return 60.0 * float(minutes or (store.ttl_config or {}).get("sweep_interval_minutes") or 5)
+
+
+class ThreadSweeper:
+    """The sync stores' TTL sweeper: `store.sweep_ttl()` every interval on a daemon thread."""
+
+    def __init__(self) -> None:
+        self.thread: threading.Thread | None = None
+        self.stop_event = threading.Event()
+
+    def start(self, store: Any, minutes: float | None) -> concurrent.futures.Future[None]:
+        future: concurrent.futures.Future[None] = concurrent.futures.Future()
+        if not store.ttl_config:
+            future.set_result(None)
+            return future
+        if self.thread is not None and self.thread.is_alive():
+            logger.info("TTL sweeper thread is already running")
+            future.add_done_callback(lambda f: self.stop_event.set() if f.cancelled() else None)
+            return future
+        self.stop_event.clear()
+        interval = _interval_seconds(store, minutes)
+        stop = self.stop_event
+
+        def loop() -> None:
+            while not stop.wait(interval):
+                try:
+                    swept = store.sweep_ttl()
+                    if swept:
+                        logger.info("Store swept %d expired items", swept)
+                except Exception:
+                    logger.exception("Store TTL sweep iteration failed")
+            if not future.done():
+                future.set_result(None)
+
+        self.thread = threading.Thread(target=loop, daemon=True, name="ttl-sweeper")
+        self.thread.start()
+        future.add_done_callback(lambda f: stop.set() if f.cancelled() else None)
+        return future
+
+    def stop(self, timeout: float | None) -> bool:
+        thread = self.thread
+        if thread is None or not thread.is_alive():
+            return True
+        self.stop_event.set()
+        thread.join(timeout)
+        if thread.is_alive():
+            logger.warning("Timed out waiting for TTL sweeper thread to stop")
+            return False
+        self.thread = None
+        return True
+
+
+class TaskSweeper:
+    """The async stores' TTL sweeper: `await store.sweep_ttl()` every interval in a task."""
+
+    def __init__(self) -> None:
+        self.task: asyncio.Task[None] | None = None
+        self.stop_event: asyncio.Event | None = None
+
+    async def start(self, store: Any, minutes: float | None) -> asyncio.Task[None]:
+        if not store.ttl_config:
+            return asyncio.create_task(asyncio.sleep(0))
+        if self.task is not None and not self.task.done():
+            return self.task
+        self.stop_event = stop = asyncio.Event()
+        interval = _interval_seconds(store, minutes)
+
+        async def loop() -> None:
+            while True:
+                try:
+                    await asyncio.wait_for(stop.wait(), timeout=interval)
+                    return
+                except asyncio.TimeoutError:
+                    pass
+                try:
+                    swept = await store.sweep_ttl()
+                    if swept:
+                        logger.info("Store swept %d expired items", swept)
+                except Exception:
+                    logger.exception("Store TTL sweep iteration failed")
+
+        self.task = asyncio.create_task(loop())
+        return self.task
+
+    async def stop(self, timeout: float | None) -> bool:
+        task = self.task
+        if task is None or task.done():
+            return True
+        assert self.stop_event is not None
+        self.stop_event.set()
+        try:
+            await asyncio.wait_for(asyncio.shield(task), timeout=timeout)
+        except asyncio.TimeoutError:
+            logger.warning("Timed out waiting for TTL sweeper task to stop")
+            return False
+        self.task = None
+        return True

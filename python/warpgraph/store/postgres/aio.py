@@ -1,0 +1,155 @@
+"""`AsyncPostgresStore`: the Postgres store for asyncio (psycopg's AsyncConnection or
+AsyncConnectionPool). Same plan and tables as `PostgresStore`; concurrent calls are merged
+into one batch (`AsyncBatchedBaseStore`)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable, Iterable
+from contextlib import asynccontextmanager
+from typing import Any
+
+from warpgraph.store._sql.plan import EXEC, ROWS, run_batch, sweep
+from warpgraph.store._sql.store import TaskSweeper, adrive
+from warpgraph.store.base import Op, Result, TTLConfig
+from warpgraph.store.base.batch import AsyncBatchedBaseStore
+from warpgraph.store.postgres.base import (
+    PoolConfig,
+    PostgresIndexConfig,
+    PostgresStoreBase,
+    _AsyncSession,
+    _migration_steps,
+    _setup_statements,
+)
+
+__all__ = ("AsyncPostgresStore",)
+
+
+class AsyncPostgresStore(AsyncBatchedBaseStore, PostgresStoreBase):
+    """A store in PostgreSQL for asyncio code."""
+
+    supports_ttl = True
+
+    def __init__(
+        self,
+        conn: Any,
+        *,
+        pipe: Any = None,
+        deserializer: Callable[[Any], dict[str, Any]] | None = None,
+        index: PostgresIndexConfig | None = None,
+        ttl: TTLConfig | None = None,
+    ) -> None:
+        if pipe is not None and hasattr(conn, "getconn"):
+            raise ValueError(
+                "Pipeline should be used only with a single AsyncConnection, "
+                "not AsyncConnectionPool."
+            )
+        super().__init__()
+        self._init_pg(conn, pipe, deserializer, index, ttl)
+        self.lock = asyncio.Lock()
+        self.loop = asyncio.get_running_loop()
+        self._sweeper = TaskSweeper()
+
+    @classmethod
+    @asynccontextmanager
+    async def from_conn_string(
+        cls,
+        conn_string: str,
+        *,
+        pipeline: bool = False,
+        pool_config: PoolConfig | None = None,
+        index: PostgresIndexConfig | None = None,
+        ttl: TTLConfig | None = None,
+    ) -> AsyncIterator[AsyncPostgresStore]:
+        """A store on a new async connection (or pool) to `conn_string`, closed at the end."""
+        from psycopg import AsyncConnection
+
+        if pool_config is not None:
+            from psycopg_pool import AsyncConnectionPool
+
+            settings = dict(pool_config)
+            kwargs = {
+                "autocommit": True,
+                "prepare_threshold": 0,
+                **(settings.pop("kwargs", None) or {}),
+            }
+            async with AsyncConnectionPool(
+                conn_string,
+                min_size=settings.pop("min_size", 1),
+                max_size=settings.pop("max_size", None),
+                kwargs=kwargs,
+                open=False,
+                **settings,
+            ) as pool:
+                yield cls(pool, index=index, ttl=ttl)
+            return
+        async with await AsyncConnection.connect(
+            conn_string, autocommit=True, prepare_threshold=0
+        ) as conn:
+            yield cls(conn, index=index, ttl=ttl)
+
+    @asynccontextmanager
+    async def _connection(self) -> AsyncIterator[Any]:
+        from warpgraph.checkpoint.postgres import _ainternal  # psycopg, on first use
+
+        if self._is_pool():
+            async with _ainternal.get_connection(self.conn) as conn:
+                yield conn
+        else:
+            async with self.lock, _ainternal.get_connection(self.conn) as conn:
+                yield conn
+
+    @asynccontextmanager
+    async def _asession(self) -> AsyncIterator[_AsyncSession]:
+        async with self._connection() as conn:
+            session = _AsyncSession(conn)
+            try:
+                yield session
+            except BaseException:
+                await session.aclose(False)
+                raise
+            await session.aclose(True)
+
+    @asynccontextmanager
+    async def _cursor(self, *, pipeline: bool = False) -> AsyncIterator[Any]:
+        """A dict-row cursor on the store's connection (for maintenance and tests)."""
+        from psycopg.rows import dict_row
+
+        async with self._connection() as conn, conn.cursor(row_factory=dict_row) as cur:
+            yield cur
+
+    async def setup(self) -> None:
+        """Create or migrate the tables (idempotent, safe across processes)."""
+        async with self._asession() as session:
+            for kind, sql, params in _setup_statements(self):
+                await session.run(kind, sql, params)
+            for table, migrations in _migration_steps(self.index_config is not None):
+                rows = await session.run(ROWS, f"SELECT max(v) FROM {table}", [])
+                done = -1 if rows[0][0] is None else rows[0][0]
+                for version in range(done + 1, len(migrations)):
+                    await session.run(EXEC, migrations[version], [])
+                    await session.run(EXEC, f"INSERT INTO {table} (v) VALUES (%s)", [version])
+
+    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+        return await adrive(run_batch(self, ops), self.embeddings, self._asession)
+
+    async def sweep_ttl(self) -> int:
+        """Delete the expired items now; returns how many."""
+        return (await adrive(sweep(self), None, self._asession))[0]
+
+    async def start_ttl_sweeper(self, sweep_interval_minutes: int | None = None) -> Any:
+        """Sweep periodically in a task; returns the task."""
+        return await self._sweeper.start(self, sweep_interval_minutes)
+
+    async def stop_ttl_sweeper(self, timeout: float | None = None) -> bool:
+        """Stop the sweeper task; True once it has stopped."""
+        return await self._sweeper.stop(timeout)
+
+    async def __aenter__(self) -> AsyncPostgresStore:  # noqa: PYI034
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop_ttl_sweeper()
+        task = self._task
+        if task is not None and not task.done():
+            task.cancel()

@@ -1,0 +1,123 @@
+"""`AsyncSqliteStore`: the SQLite store for asyncio, on an `aiosqlite` connection.
+
+The same plan as `SqliteStore` (`warpgraph.store._sql.plan`): its embeddings are awaited
+on the event loop, then its statements run as ONE job on aiosqlite's connection thread
+(one thread hop per batch, not one per statement). Concurrent calls are merged into one
+batch (`AsyncBatchedBaseStore`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable, Iterable
+from contextlib import asynccontextmanager
+from typing import Any
+
+from warpgraph.store._sql.plan import Plan, run_batch, sweep
+from warpgraph.store._sql.store import TaskSweeper, aprelude, drive
+from warpgraph.store.base import Op, Result, TTLConfig
+from warpgraph.store.base.batch import AsyncBatchedBaseStore
+from warpgraph.store.sqlite.base import (
+    SqliteIndexConfig,
+    SqliteStoreBase,
+    _CustomLoads,
+    session_on,
+)
+
+__all__ = ("AsyncSqliteStore",)
+
+
+class AsyncSqliteStore(AsyncBatchedBaseStore, SqliteStoreBase):
+    """A store in a SQLite database for asyncio code (needs `aiosqlite`)."""
+
+    supports_ttl = True
+
+    def __init__(
+        self,
+        conn: Any,
+        *,
+        deserializer: Callable[[Any], dict[str, Any]] | None = None,
+        index: SqliteIndexConfig | None = None,
+        ttl: TTLConfig | None = None,
+    ) -> None:
+        super().__init__()
+        self.conn = conn
+        self.lock = asyncio.Lock()
+        self.loop = asyncio.get_running_loop()
+        self.is_setup = False
+        self._deserializer = deserializer
+        if deserializer is not None:
+            self._dialect = _CustomLoads(deserializer)
+        self._configure(index, ttl)
+        self._sweeper = TaskSweeper()
+
+    @classmethod
+    @asynccontextmanager
+    async def from_conn_string(
+        cls,
+        conn_string: str,
+        *,
+        index: SqliteIndexConfig | None = None,
+        ttl: TTLConfig | None = None,
+    ) -> AsyncIterator[AsyncSqliteStore]:
+        """A store on a new aiosqlite connection to `conn_string`, closed at the end."""
+        import aiosqlite
+
+        async with aiosqlite.connect(
+            conn_string, isolation_level=None, uri=conn_string.startswith("file:")
+        ) as conn:
+            yield cls(conn, index=index, ttl=ttl)
+
+    async def _on_db_thread(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """Run `fn(sqlite3_connection, *args)` on aiosqlite's thread."""
+        run = getattr(self.conn, "_execute", None)
+        raw = getattr(self.conn, "_conn", None)
+        if run is None or raw is None:  # not aiosqlite: a plain thread then
+            return await asyncio.to_thread(fn, self.conn, *args)
+        return await run(fn, raw, *args)
+
+    async def setup(self) -> None:
+        """Create or migrate the tables (idempotent); runs on first use if not called."""
+        async with self.lock:
+            if not self.is_setup:
+                await self._on_db_thread(self._setup_on)
+                self.is_setup = True
+
+    async def _run(self, plan: Plan) -> Any:
+        first, result = await aprelude(plan, self.embeddings)
+        if first is None:
+            return result
+        if not self.is_setup:
+            await self.setup()
+        async with self.lock:
+            return await self._on_db_thread(_finish, plan, first)
+
+    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+        return await self._run(run_batch(self, ops))
+
+    async def sweep_ttl(self) -> int:
+        """Delete the expired items now; returns how many."""
+        return (await self._run(sweep(self)))[0]
+
+    async def start_ttl_sweeper(self, sweep_interval_minutes: int | None = None) -> Any:
+        """Sweep periodically in a task (interval: the argument, else the TTL config's
+        `sweep_interval_minutes`, else 5 minutes); returns the task."""
+        return await self._sweeper.start(self, sweep_interval_minutes)
+
+    async def stop_ttl_sweeper(self, timeout: float | None = None) -> bool:
+        """Stop the sweeper task; True once it has stopped."""
+        return await self._sweeper.stop(timeout)
+
+    async def __aenter__(self) -> AsyncSqliteStore:  # noqa: PYI034
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop_ttl_sweeper()
+        task = self._task
+        if task is not None and not task.done():
+            task.cancel()
+
+
+def _finish(conn: Any, plan: Plan, first: tuple) -> Any:
+    """The rest of a plan (statements only), on the connection's own thread."""
+    return drive(plan, None, lambda: session_on(conn), first)

@@ -1,0 +1,249 @@
+"""`SqliteStore`: the store in a SQLite database (LangGraph's `langgraph.store.sqlite`).
+
+The tables are LangGraph's (`store`, `store_migrations`, and with an index `store_vectors`
+/ `vector_migrations` holding float32 vectors), so a database written by either opens with
+the other. Values are JSON text; filters run in SQL on `json_extract` with bound
+parameters only; vector search ranks in Python (cosine similarity, no extension needed).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from warpgraph.store._sql.dialect import SqliteDialect
+from warpgraph.store._sql.plan import EXEC, MANY, ROWS, run_batch, sweep
+from warpgraph.store._sql.store import SqlStoreConfig, ThreadSweeper, drive
+from warpgraph.store.base import BaseStore, IndexConfig, Op, Result, TTLConfig
+
+__all__ = ("MIGRATIONS", "VECTOR_MIGRATIONS", "SqliteIndexConfig", "SqliteStore")
+
+_AIO_ERROR_MSG = (
+    "The SqliteStore does not support async methods. "
+    "Consider using AsyncSqliteStore instead.\n"
+    "from langgraph.store.sqlite.aio import AsyncSqliteStore\n"
+)
+
+# Schema versions (index = version). Same tables and columns as LangGraph's SQLite store.
+MIGRATIONS = [
+    (
+        "CREATE TABLE IF NOT EXISTS store (prefix TEXT NOT NULL, key TEXT NOT NULL,"
+        " value TEXT NOT NULL, created_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP,"
+        " updated_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP, PRIMARY KEY (prefix, key))"
+    ),
+    "CREATE INDEX IF NOT EXISTS store_prefix_idx ON store (prefix)",
+    "ALTER TABLE store ADD COLUMN expires_at TIMESTAMP",
+    "ALTER TABLE store ADD COLUMN ttl_minutes REAL",
+    (
+        "CREATE INDEX IF NOT EXISTS idx_store_expires_at ON store (expires_at)"
+        " WHERE expires_at IS NOT NULL"
+    ),
+]
+VECTOR_MIGRATIONS = [
+    (
+        "CREATE TABLE IF NOT EXISTS store_vectors (prefix TEXT NOT NULL, key TEXT NOT NULL,"
+        " field_name TEXT NOT NULL, embedding BLOB,"
+        " created_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP,"
+        " updated_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP,"
+        " PRIMARY KEY (prefix, key, field_name),"
+        " FOREIGN KEY (prefix, key) REFERENCES store (prefix, key) ON DELETE CASCADE)"
+    ),
+]
+
+
+class SqliteIndexConfig(IndexConfig, total=False):
+    """Vector-search settings of a SQLite store."""
+
+    distance_type: str
+    """Only "cosine" is computed (the default)."""
+    text_fields: list[str] | None
+
+
+def migrate(conn: sqlite3.Connection, table: str, migrations: list[str]) -> None:
+    """Apply the migrations `table` has not recorded yet, in one transaction."""
+    began = not conn.in_transaction
+    if began:
+        conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.execute(f"CREATE TABLE IF NOT EXISTS {table} (v INTEGER PRIMARY KEY)")
+        row = conn.execute(f"SELECT max(v) FROM {table}").fetchone()
+        done = -1 if row[0] is None else row[0]
+        for version in range(done + 1, len(migrations)):
+            conn.execute(migrations[version])
+            conn.execute(f"INSERT INTO {table} (v) VALUES (?)", (version,))
+    except BaseException:
+        if began:
+            conn.execute("ROLLBACK")
+        raise
+    if began:
+        conn.execute("COMMIT")
+    else:
+        conn.commit()
+
+
+class _Session:
+    """One batch on a connection: reads as they come, a transaction from the first write."""
+
+    __slots__ = ("began", "conn", "cur")
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+        self.cur = conn.cursor()
+        self.began = False
+
+    def run(self, kind: int, sql: str, params: Any) -> Any:
+        cur = self.cur
+        if kind == ROWS:
+            cur.execute(sql, params)
+            return cur.fetchall()
+        if not self.began and not self.conn.in_transaction:
+            self.conn.execute("BEGIN")
+            self.began = True
+        if kind == EXEC:
+            cur.execute(sql, params)
+            return cur.rowcount
+        if kind == MANY:
+            cur.executemany(sql, params)
+            return None
+        raise ValueError(f"unknown statement kind {kind}")
+
+    def close(self, ok: bool) -> None:
+        try:
+            if self.conn.in_transaction:
+                if ok:
+                    self.conn.commit()
+                else:
+                    self.conn.rollback()
+        finally:
+            self.cur.close()
+
+
+@contextmanager
+def session_on(conn: sqlite3.Connection) -> Iterator[_Session]:
+    session = _Session(conn)
+    try:
+        yield session
+    except BaseException:
+        session.close(False)
+        raise
+    session.close(True)
+
+
+class SqliteStoreBase(SqlStoreConfig):
+    """Configuration and schema of both SQLite stores."""
+
+    _dialect = SqliteDialect()
+    MIGRATIONS = MIGRATIONS
+    VECTOR_MIGRATIONS = VECTOR_MIGRATIONS
+
+    def _setup_on(self, conn: sqlite3.Connection) -> None:
+        migrate(conn, "store_migrations", self.MIGRATIONS)
+        if self.index_config is not None:
+            migrate(conn, "vector_migrations", self.VECTOR_MIGRATIONS)
+
+
+class SqliteStore(SqliteStoreBase, BaseStore):
+    """A store in a SQLite database (sync; see `AsyncSqliteStore` for asyncio)."""
+
+    supports_ttl = True
+
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        *,
+        deserializer: Callable[[Any], dict[str, Any]] | None = None,
+        index: SqliteIndexConfig | None = None,
+        ttl: TTLConfig | None = None,
+    ) -> None:
+        super().__init__()
+        self.conn = conn
+        self.lock = threading.Lock()
+        self.is_setup = False
+        self._deserializer = deserializer
+        if deserializer is not None:
+            self._dialect = _CustomLoads(deserializer)
+        self._configure(index, ttl)
+        self._sweeper = ThreadSweeper()
+
+    @classmethod
+    @contextmanager
+    def from_conn_string(
+        cls,
+        conn_string: str,
+        *,
+        index: SqliteIndexConfig | None = None,
+        ttl: TTLConfig | None = None,
+    ) -> Iterator[SqliteStore]:
+        """A store on a new connection to `conn_string` (a path, ":memory:" or a "file:"
+        URI), closed at the end."""
+        conn = sqlite3.connect(
+            conn_string,
+            check_same_thread=False,
+            isolation_level=None,
+            uri=conn_string.startswith("file:"),
+        )
+        try:
+            yield cls(conn, index=index, ttl=ttl)
+        finally:
+            conn.close()
+
+    def setup(self) -> None:
+        """Create or migrate the tables (idempotent); runs on first use if not called."""
+        with self.lock:
+            if not self.is_setup:
+                self._setup_on(self.conn)
+                self.is_setup = True
+
+    @contextmanager
+    def _session(self) -> Iterator[_Session]:
+        if not self.is_setup:
+            self.setup()
+        with self.lock, session_on(self.conn) as session:
+            yield session
+
+    @contextmanager
+    def _cursor(self, *, transaction: bool = True) -> Iterator[sqlite3.Cursor]:
+        """A cursor under the store's lock, in a transaction committed at the end (for
+        maintenance and tests)."""
+        with self._session() as session:
+            if transaction:
+                session.run(EXEC, "SELECT 1", [])  # opens the transaction
+            yield session.cur
+
+    def batch(self, ops: Iterable[Op]) -> list[Result]:
+        return drive(run_batch(self, ops), self.embeddings, self._session)
+
+    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+        raise NotImplementedError(_AIO_ERROR_MSG)
+
+    # --- TTL
+    def sweep_ttl(self) -> int:
+        """Delete the expired items now; returns how many."""
+        return drive(sweep(self), None, self._session)[0]
+
+    def start_ttl_sweeper(self, sweep_interval_minutes: int | None = None) -> Any:
+        """Sweep periodically on a daemon thread (interval: the argument, else the TTL
+        config's `sweep_interval_minutes`, else 5 minutes)."""
+        return self._sweeper.start(self, sweep_interval_minutes)
+
+    def stop_ttl_sweeper(self, timeout: float | None = None) -> bool:
+        """Stop the sweeper thread; True once it has stopped."""
+        return self._sweeper.stop(timeout)
+
+    def __del__(self) -> None:
+        sweeper = getattr(self, "_sweeper", None)
+        if sweeper is not None:
+            sweeper.stop(0.1)
+
+
+class _CustomLoads(SqliteDialect):
+    """The dialect with a caller's value deserializer."""
+
+    def __init__(self, loads: Callable[[Any], Any]) -> None:
+        self._loads = loads
+
+    def decode_value(self, value: Any) -> Any:
+        return value if isinstance(value, dict) else self._loads(value)
