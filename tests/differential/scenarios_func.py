@@ -248,7 +248,7 @@ def func_stream_writer_and_config(lib):
         return x
 
     @f.entrypoint()
-    def main(x: int, config) -> dict:  # noqa: ANN001 - injected
+    def main(x: int, config) -> dict:
         lib.get_stream_writer()({"entry": x})
         return {"x": emit(x).result(), "tags": config.get("tags")}
 

@@ -39,8 +39,8 @@ from warpgraph._internal._constants import (
     TASKS,
 )
 from warpgraph._internal._scratchpad import PregelScratchpad
-from warpgraph.pregel._calls import CallHook
 from warpgraph.config import LAZY_CONFIG_HOLDERS, _DefaultRecursionLimit
+from warpgraph.pregel._calls import CallHook
 from warpgraph.pregel._io import read_channels
 from warpgraph.runtime import ExecutionInfo, Runtime
 from warpgraph.types import PregelExecutableTask, Send
