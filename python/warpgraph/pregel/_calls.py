@@ -231,11 +231,26 @@ def _calling_task(loop: Any) -> Any:
     current = _CONFIG.get()
     if isinstance(current, PregelExecutableTask):  # (a task standing in for its config)
         return current
-    tid = get_config()[CONF].get(CONFIG_KEY_TASK_ID)
+    config = get_config()
+    tid = config[CONF].get(CONFIG_KEY_TASK_ID)
     task = loop.tasks.get(tid) if tid is not None else None
     if task is None:
-        raise RuntimeError("Task called outside of a running graph task")
+        # (a lone step's task is not in `loop.tasks`: what the call needs of it is in its
+        # config, which a runnable the task called made the current one)
+        path = (config.get("metadata") or {}).get("langgraph_path")
+        if tid is None or path is None:
+            raise RuntimeError("Task called outside of a running graph task")
+        return _Caller(tid, tuple(path), config)
     return task
+
+
+class _Caller:
+    """What a call needs of its caller: id, path, config."""
+
+    __slots__ = ("config", "id", "path")
+
+    def __init__(self, id: str, path: tuple, config: dict) -> None:
+        self.id, self.path, self.config = id, path, config
 
 
 # ------------------------------------------------------------------ preparing call tasks

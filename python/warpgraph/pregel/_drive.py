@@ -26,6 +26,7 @@ from warpgraph._internal._constants import (
 )
 from warpgraph._internal._flags import FAST_PATHS
 from warpgraph.config import ensure_config, get_config
+from warpgraph.pregel._live import alive_tick, live, live_tick
 from warpgraph.pregel._loop import RUN, PregelLoop
 from warpgraph.pregel._persist import ACTIVE, SaverSession, _in_memory
 from warpgraph.pregel._runner import PregelRunner
@@ -207,6 +208,7 @@ def _drive_machine(
     timeout: Any,
 ) -> Iterator[tuple]:
     steps = _steps(machine, loop, session, out)
+    is_live = live(loop, out)
     value: Any = None
     exc: BaseException | None = None
     while True:
@@ -222,7 +224,10 @@ def _drive_machine(
             if item[0] == "tick":
                 tasks, hook = item[1], item[2]
                 done = session.hook(loop, len(tasks), session.commit) if hook else loop.on_task_done
-                runner.tick(tasks, on_done=done, timeout=timeout)
+                if is_live:  # (chunks handed on while the step runs: _live.py)
+                    yield from live_tick(runner, tasks, done, timeout, out)  # type: ignore[arg-type]
+                else:
+                    runner.tick(tasks, on_done=done, timeout=timeout)
             else:
                 value = getattr(session, item[0])(*item[1:])
         except BaseException as e:  # noqa: BLE001
@@ -261,6 +266,7 @@ async def _adrive_machine(
     timeout: Any,
 ) -> AsyncIterator[tuple]:
     steps = _steps(machine, loop, session, out)
+    is_live = live(loop, out)
     value: Any = None
     exc: BaseException | None = None
     while True:
@@ -280,7 +286,11 @@ async def _adrive_machine(
                     if hook
                     else loop.on_task_done
                 )
-                await runner.atick(tasks, on_done=done, timeout=timeout)
+                if is_live:  # (chunks handed on while the step runs: _live.py)
+                    async for chunk in alive_tick(runner, tasks, done, timeout, out):  # type: ignore[arg-type]
+                        yield chunk
+                else:
+                    await runner.atick(tasks, on_done=done, timeout=timeout)
             else:
                 value = await getattr(session, _ASYNC_NAMES[item[0]])(*item[1:])
         except BaseException as e:  # noqa: BLE001
