@@ -185,6 +185,8 @@ def _steps(
         token = ACTIVE.set(session) if hook and session.mode == "writer" else None
         try:
             yield ("tick", tasks, hook)
+        except GeneratorExit:  # (the consumer stopped during a live tick)
+            raise
         except BaseException as e:  # noqa: BLE001
             exc = e
         finally:
@@ -230,6 +232,8 @@ def _drive_machine(
                     runner.tick(tasks, on_done=done, timeout=timeout)
             else:
                 value = getattr(session, item[0])(*item[1:])
+        except GeneratorExit:  # (the consumer stopped during a live tick)
+            raise
         except BaseException as e:  # noqa: BLE001
             exc = e
 
@@ -293,6 +297,8 @@ async def _adrive_machine(
                     await runner.atick(tasks, on_done=done, timeout=timeout)
             else:
                 value = await getattr(session, _ASYNC_NAMES[item[0]])(*item[1:])
+        except GeneratorExit:  # (the consumer stopped during a live tick)
+            raise
         except BaseException as e:  # noqa: BLE001
             exc = e
 
