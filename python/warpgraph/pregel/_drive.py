@@ -291,7 +291,7 @@ async def _adrive_machine(
                     else loop.on_task_done
                 )
                 if is_live:  # (chunks handed on while the step runs: _live.py)
-                    async for chunk in alive_tick(runner, tasks, done, timeout, out):  # type: ignore[arg-type]
+                    async for chunk in alive_tick(loop, runner, tasks, done, timeout, out):  # type: ignore[arg-type]
                         yield chunk
                 else:
                     await runner.atick(tasks, on_done=done, timeout=timeout)

@@ -61,20 +61,39 @@ def live_tick(runner: Any, tasks: list, on_done: Any, timeout: Any, out: deque) 
 
 
 async def alive_tick(
-    runner: Any, tasks: list, on_done: Any, timeout: Any, out: deque
+    loop: Any, runner: Any, tasks: list, on_done: Any, timeout: Any, out: deque
 ) -> AsyncIterator:
-    """Async twin of `live_tick`: `runner.atick` as an asyncio task."""
+    """Async twin of `live_tick`: `runner.atick` as an asyncio task; the loop's own chunks
+    wake the consumer at once (others, e.g. `custom` ones, within `POLL`)."""
+    aio = asyncio.get_running_loop()
+    woken = asyncio.Event()
+    stream = loop.stream
+    put = stream.put
+
+    def put_and_wake(chunk: tuple) -> None:
+        put(chunk)
+        if asyncio._get_running_loop() is aio:
+            woken.set()
+        else:
+            aio.call_soon_threadsafe(woken.set)
+
+    stream.put = put_and_wake
     tick = asyncio.ensure_future(runner.atick(tasks, on_done=on_done, timeout=timeout))
     try:
         while True:
-            done, _ = await asyncio.wait((tick,), timeout=POLL)
+            waker = asyncio.ensure_future(woken.wait())
+            await asyncio.wait((tick, waker), timeout=POLL, return_when=asyncio.FIRST_COMPLETED)
+            waker.cancel()
+            woken.clear()  # (before the queue is read: a chunk put from now on wakes again)
             while out:
                 yield out.popleft()
-            if done:
+            if tick.done():
                 break
     except BaseException:
         if not tick.done():
             tick.cancel()
             await asyncio.wait((tick,))
         raise
+    finally:
+        stream.put = put
     tick.result()
