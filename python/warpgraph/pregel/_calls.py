@@ -600,9 +600,7 @@ def _call_async(loop: Any, aio: asyncio.AbstractEventLoop, parent: Any, call: An
     except RuntimeError:
         on_loop = False
     if on_loop:
-        dest: Any = aio.create_future()
-        _start_async(loop, aio, parent, call, dest)
-        return dest
+        return _start_async(loop, aio, parent, call, None)
     # a sync function's thread: the call is scheduled on the run's loop
     cdest: concurrent.futures.Future = concurrent.futures.Future()
     ctx = copy_context()
@@ -624,20 +622,27 @@ def _call_async(loop: Any, aio: asyncio.AbstractEventLoop, parent: Any, call: An
 
 def _start_async(
     loop: Any, aio: asyncio.AbstractEventLoop, parent: Any, call: Any, dest: Any
-) -> None:
+) -> Any:
+    """Start the call on the run's loop; the caller's future: `dest` (a concurrent future,
+    for a caller on a worker thread) or, when None, an asyncio future of the loop."""
     task, state = _accept(loop, parent, call)
     running = state.running.get(task.id)
     if running is not None:
+        dest = aio.create_future() if dest is None else dest
         _chain(running, dest)
-        return
+        return dest
     if task.writes:
+        dest = aio.create_future() if dest is None else dest
         _settle_from_writes(task, dest)
-        return
+        return dest
     inner = aio.create_future()
     state.running[task.id] = inner
     child = aio.create_task(_run_async(loop, state, task, inner), name=task.name)
     _register(parent.id, child)
-    _chain(inner, dest)
+    if dest is None:  # the caller gets the call's own future
+        dest = inner
+    else:
+        _chain(inner, dest)
 
     def cancelled(d: Any) -> None:  # cancelling the caller's future cancels the call
         if d.cancelled() and not child.done():
@@ -647,6 +652,7 @@ def _start_async(
                 aio.call_soon_threadsafe(child.cancel)
 
     dest.add_done_callback(cancelled)
+    return dest
 
 
 async def _run_async(loop: Any, state: _CallState, task: Any, inner: asyncio.Future) -> None:
