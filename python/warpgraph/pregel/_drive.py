@@ -26,7 +26,6 @@ from warpgraph._internal._constants import (
 )
 from warpgraph._internal._flags import FAST_PATHS
 from warpgraph.config import ensure_config, get_config
-from warpgraph.pregel._live import alive_tick, live, live_tick
 from warpgraph.pregel._loop import RUN, PregelLoop
 from warpgraph.pregel._persist import ACTIVE, SaverSession, _in_memory
 from warpgraph.pregel._runner import PregelRunner
@@ -185,8 +184,6 @@ def _steps(
         token = ACTIVE.set(session) if hook and session.mode == "writer" else None
         try:
             yield ("tick", tasks, hook)
-        except GeneratorExit:  # (the consumer stopped during a live tick)
-            raise
         except BaseException as e:  # noqa: BLE001
             exc = e
         finally:
@@ -210,7 +207,6 @@ def _drive_machine(
     timeout: Any,
 ) -> Iterator[tuple]:
     steps = _steps(machine, loop, session, out)
-    is_live = live(loop, out)
     value: Any = None
     exc: BaseException | None = None
     while True:
@@ -226,14 +222,9 @@ def _drive_machine(
             if item[0] == "tick":
                 tasks, hook = item[1], item[2]
                 done = session.hook(loop, len(tasks), session.commit) if hook else loop.on_task_done
-                if is_live:  # (chunks handed on while the step runs: _live.py)
-                    yield from live_tick(runner, tasks, done, timeout, out)  # type: ignore[arg-type]
-                else:
-                    runner.tick(tasks, on_done=done, timeout=timeout)
+                runner.tick(tasks, on_done=done, timeout=timeout)
             else:
                 value = getattr(session, item[0])(*item[1:])
-        except GeneratorExit:  # (the consumer stopped during a live tick)
-            raise
         except BaseException as e:  # noqa: BLE001
             exc = e
 
@@ -270,7 +261,6 @@ async def _adrive_machine(
     timeout: Any,
 ) -> AsyncIterator[tuple]:
     steps = _steps(machine, loop, session, out)
-    is_live = live(loop, out)
     value: Any = None
     exc: BaseException | None = None
     while True:
@@ -290,15 +280,9 @@ async def _adrive_machine(
                     if hook
                     else loop.on_task_done
                 )
-                if is_live:  # (chunks handed on while the step runs: _live.py)
-                    async for chunk in alive_tick(loop, runner, tasks, done, timeout, out):  # type: ignore[arg-type]
-                        yield chunk
-                else:
-                    await runner.atick(tasks, on_done=done, timeout=timeout)
+                await runner.atick(tasks, on_done=done, timeout=timeout)
             else:
                 value = await getattr(session, _ASYNC_NAMES[item[0]])(*item[1:])
-        except GeneratorExit:  # (the consumer stopped during a live tick)
-            raise
         except BaseException as e:  # noqa: BLE001
             exc = e
 
