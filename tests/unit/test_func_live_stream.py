@@ -5,7 +5,6 @@ import asyncio
 import time
 
 import pytest
-
 from warpgraph.func import entrypoint, task
 from warpgraph.pregel import _drive
 
