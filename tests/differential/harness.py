@@ -364,7 +364,13 @@ def _is_call_start(payload: Any) -> bool:
 
 def _root_start(chunk: Any, api: str) -> bool:
     ns, mode, payload = _parts(chunk, api)
-    return ns == () and mode == "tasks" and isinstance(payload, dict) and "input" in payload
+    return (
+        ns == ()
+        and mode == "tasks"
+        and isinstance(payload, dict)
+        and "input" in payload
+        and not _is_call_start(payload)  # (task calls start inside their step)
+    )
 
 
 def _unorder(

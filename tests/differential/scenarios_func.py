@@ -248,7 +248,7 @@ def func_stream_writer_and_config(lib):
         return x
 
     @f.entrypoint()
-    def main(x: int, config) -> dict:  # noqa: ANN001 - injected
+    def main(x: int, config) -> dict:
         lib.get_stream_writer()({"entry": x})
         return {"x": emit(x).result(), "tags": config.get("tags")}
 
@@ -326,3 +326,23 @@ def func_async_cancelled_call(lib):
         return {"mapped": [m + answer for m in mapped], "runs": dict(runs)}
 
     return main, [[0, 1], lib.Command(resume="!")], thread()
+
+
+@scenario()
+def func_task_from_runnable_in_entrypoint(lib):
+    """A task called by a runnable the entrypoint invoked (the runnable's config is the
+    current one when the call is made)."""
+    f = _func(lib)
+    runnable = lib.module("_internal._runnable")
+
+    @f.task
+    def inc(x: int) -> int:
+        return x + 1
+
+    helper = runnable.RunnableCallable(lambda x: inc(x).result() * 10, trace=True)
+
+    @f.entrypoint()
+    def main(x: int) -> int:
+        return helper.invoke(x) + inc(x).result()
+
+    return main, [1], None

@@ -157,7 +157,7 @@ def _save_of(value: Any) -> Any:
     return value.save if isinstance(value, entrypoint.final) else value
 
 
-class entrypoint(Generic[R]):  # noqa: N801 - LangGraph's name
+class entrypoint(Generic[R]):
     """Decorator making a function a workflow graph (a `Pregel` with one node).
 
     The function takes one input argument; it may also ask for `config`, `previous` (what
@@ -202,7 +202,7 @@ class entrypoint(Generic[R]):  # noqa: N801 - LangGraph's name
         self.context_schema = context_schema
 
     @dataclass(**_DC_KWARGS)
-    class final(Generic[R, S]):  # noqa: N801 - LangGraph's name
+    class final(Generic[R, S]):
         """Returned by an entrypoint: `value` is the run's output, `save` what the next run
         on the thread gets as `previous` (both kept even when None)."""
 

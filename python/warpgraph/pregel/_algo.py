@@ -39,8 +39,8 @@ from warpgraph._internal._constants import (
     TASKS,
 )
 from warpgraph._internal._scratchpad import PregelScratchpad
-from warpgraph.pregel._calls import CallHook
 from warpgraph.config import LAZY_CONFIG_HOLDERS, _DefaultRecursionLimit
+from warpgraph.pregel._calls import CallHook
 from warpgraph.pregel._io import read_channels
 from warpgraph.pregel._tracing import task_callbacks
 from warpgraph.runtime import ExecutionInfo, Runtime

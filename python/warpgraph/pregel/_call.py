@@ -15,6 +15,7 @@ import functools
 import inspect
 import sys
 import types
+import weakref
 from collections.abc import Awaitable, Callable, Generator, Sequence
 from typing import Any, Generic, TypeVar
 
@@ -68,7 +69,7 @@ class Call:
         self.callbacks, self.timeout = callbacks, timeout
 
 
-class SyncAsyncFuture(Generic[T], concurrent.futures.Future):
+class SyncAsyncFuture(concurrent.futures.Future, Generic[T]):
     """What a task call returns in a sync run: a concurrent future that an async caller
     may also await (it never completes that way: LangGraph's type, kept for typing)."""
 
@@ -163,14 +164,37 @@ def _trace_inputs(sig: inspect.Signature, input: tuple[tuple, dict]) -> dict[str
     return named
 
 
+_LOCAL: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+"""Runnables of functions that cannot be found by name (local functions), kept while the
+function lives: (func) -> {is_task: runnable}."""
+
+
 def _remember(key: tuple, func: Any, runnable: Any) -> Any:
-    return CACHE.setdefault(key, runnable) if _importable(func) else runnable
+    if _importable(func):
+        return CACHE.setdefault(key, runnable)
+    try:
+        return _LOCAL.setdefault(func, {}).setdefault(key[1], runnable)
+    except TypeError:  # (not weakly referenceable)
+        return runnable
+
+
+def _known(func: Any, is_task: bool) -> Any:
+    found = CACHE.get((func, is_task))
+    if found is None:
+        try:
+            found = _LOCAL.get(func, _NONE).get(is_task)
+        except TypeError:
+            return None
+    return found
+
+
+_NONE: dict = {}
 
 
 def get_runnable_for_entrypoint(func: Callable[..., Any]) -> Any:
     """The runnable an entrypoint's function runs as (sync functions get an async twin
     that runs them on a worker thread)."""
-    found = CACHE.get((func, False))
+    found = _known(func, False)
     if found is not None:
         return found
     if is_async_callable(func):
@@ -184,28 +208,22 @@ def get_runnable_for_entrypoint(func: Callable[..., Any]) -> Any:
 def get_runnable_for_task(func: Callable[..., Any]) -> Any:
     """The runnable a task call runs: the function on the call's `(args, kwargs)`, then
     its value written to RETURN."""
-    found = CACHE.get((func, True))
+    found = _known(func, True)
     if found is not None:
         return found
     name = _task_name(func)
     if is_async_callable(func):
-        run = RunnableCallable(
-            None, func, explode_args=True, name=name, trace=False, recurse=False
-        )
+        run = RunnableCallable(None, func, explode_args=True, name=name, trace=False, recurse=False)
     else:
         twin = functools.wraps(func)(functools.partial(run_in_executor, None, func))
-        run = RunnableCallable(
-            func, twin, explode_args=True, name=name, trace=False, recurse=False
-        )
+        run = RunnableCallable(func, twin, explode_args=True, name=name, trace=False, recurse=False)
     try:
         sig = inspect.signature(func)
     except (TypeError, ValueError):  # (builtins without a signature)
         trace = None
     else:
         trace = functools.partial(_trace_inputs, sig)
-    seq = RunnableSeq(
-        run, ChannelWrite([ChannelWriteEntry(RETURN)]), name=name, trace_inputs=trace
-    )
+    seq = RunnableSeq(run, ChannelWrite([ChannelWriteEntry(RETURN)]), name=name, trace_inputs=trace)
     return _remember((func, True), func, seq)
 
 
@@ -241,9 +259,7 @@ def _call_with_options(
     timeout: Any = None,
 ) -> Any:
     if timeout is not None and not is_async_callable(func):
-        raise sync_timeout_unsupported(
-            getattr(func, "__name__", type(func).__name__), kind="Task"
-        )
+        raise sync_timeout_unsupported(getattr(func, "__name__", type(func).__name__), kind="Task")
     config = get_config()
     hook = config[CONF][CONFIG_KEY_CALL]
     return hook(

@@ -22,7 +22,9 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import inspect
 import threading
+import time
 import weakref
 from collections import deque
 from contextvars import ContextVar, copy_context
@@ -32,6 +34,7 @@ from typing import Any
 from warpgraph._internal._constants import (
     CACHE_NS_WRITES,
     CONF,
+    CONFIG_KEY_CHECKPOINT_ID,
     CONFIG_KEY_CHECKPOINT_MAP,
     CONFIG_KEY_CHECKPOINT_NS,
     CONFIG_KEY_CHECKPOINTER,
@@ -42,7 +45,6 @@ from warpgraph._internal._constants import (
     CONFIG_KEY_SCRATCHPAD,
     CONFIG_KEY_SEND,
     CONFIG_KEY_TASK_ID,
-    CONFIG_KEY_CHECKPOINT_ID,
     ERROR,
     NS_END,
     NS_SEP,
@@ -52,6 +54,8 @@ from warpgraph._internal._constants import (
     RETURN,
 )
 from warpgraph._internal._typing import MISSING
+from warpgraph.config import _CONFIG, get_config
+from warpgraph.runtime import ExecutionInfo, Runtime
 from warpgraph.types import PregelExecutableTask
 
 __all__ = ("CHILDREN", "STEP_LOCK", "CallHook", "ajoin", "join")
@@ -83,6 +87,9 @@ def join(task: Any) -> None:
         kids = _children_of(task.id)
         if not kids:
             return
+        for k in kids:
+            if isinstance(k, _CallFuture) and not k.done():
+                k._run_here()
         concurrent.futures.wait([k for k in kids if isinstance(k, concurrent.futures.Future)])
         for k in kids:
             if not isinstance(k, concurrent.futures.Future):
@@ -110,14 +117,40 @@ def _register(parent_id: str, fut: Any) -> None:
 
 # ------------------------------------------------------------------ the hook
 
+# (modules that import this one; bound by `_load` once the first hook is made)
+_engine: Any = None
+_RT_FIELDS = _RT_STD = _exec_info = _local_read = _runtime = _task = hexdigest = None
+_no_null_resume = _scratch = map_debug_tasks = read_task_statuses = None
+run_with_retry = arun_with_retry = Call = get_runnable_for_task = identifier = None
+
+
+def _load() -> None:
+    global _engine, _RT_FIELDS, _RT_STD, _exec_info, _local_read, _runtime, _task, hexdigest
+    global _no_null_resume, _scratch, map_debug_tasks, read_task_statuses
+    global run_with_retry, arun_with_retry, Call, get_runnable_for_task, identifier
+    from warpgraph.pregel import _algo, _retry, debug
+    from warpgraph.pregel import _call as call_mod
+    from warpgraph.pregel import _engine as engine_mod
+
+    _RT_FIELDS, _RT_STD, _exec_info = _algo._RT_FIELDS, _algo._RT_STD, _algo._exec_info
+    _local_read, _runtime, _task = _algo._local_read, _algo._runtime, _algo._task
+    hexdigest, _no_null_resume, _scratch = _algo.hexdigest, _algo._no_null_resume, _algo._scratch
+    map_debug_tasks, read_task_statuses = debug.map_debug_tasks, debug.read_task_statuses
+    run_with_retry, arun_with_retry = _retry.run_with_retry, _retry.arun_with_retry
+    Call, identifier = call_mod.Call, call_mod.identifier
+    get_runnable_for_task = call_mod.get_runnable_for_task
+    _engine = engine_mod
+
 
 class _CallState:
     """Per loop: the call tasks of the current step and the futures of those running."""
 
-    __slots__ = ("created", "lock", "running", "step_key")
+    __slots__ = ("condition", "created", "lock", "running", "step_key", "sync_queue")
 
-    def __init__(self) -> None:
+    def __init__(self, cap: int) -> None:
         self.lock = threading.RLock()
+        self.condition = threading.Condition()  # (shared by the run's sync call futures)
+        self.sync_queue = _SyncQueue(cap)
         self.step_key: Any = None
         self.created: list[Any] = []  # call tasks made in the step `step_key`
         self.running: dict[str, Any] = {}  # task id -> future of a call still running
@@ -140,7 +173,12 @@ class _CallState:
 def call_state(loop: Any) -> _CallState:
     state = loop._calls
     if state is None:
-        state = loop._calls = _CallState()
+        from warpgraph.pregel._runner import DEFAULT_MAX_CONCURRENCY
+
+        cap = loop.config.get("max_concurrency")
+        if not isinstance(cap, int) or isinstance(cap, bool) or cap < 1:
+            cap = DEFAULT_MAX_CONCURRENCY
+        state = loop._calls = _CallState(cap)
     return state
 
 
@@ -150,6 +188,8 @@ class CallHook:
     __slots__ = ("_loop",)
 
     def __init__(self, loop: Any) -> None:
+        if _engine is None:
+            _load()
         self._loop = weakref.ref(loop)
 
     def __call__(
@@ -162,8 +202,6 @@ class CallHook:
         callbacks: Any = None,
         timeout: Any = None,
     ) -> Any:
-        from warpgraph.pregel._call import Call
-
         loop = self._loop()
         if loop is None:
             raise RuntimeError("Task called after its graph run ended")
@@ -185,23 +223,34 @@ class CallHook:
 
 
 def _is_coroutine_function(func: Any) -> bool:
-    import inspect
-
     return inspect.iscoroutinefunction(func)
 
 
 def _calling_task(loop: Any) -> Any:
     """The task whose code is running (the caller of the task function)."""
-    from warpgraph.config import _CONFIG, get_config
-
     current = _CONFIG.get()
     if isinstance(current, PregelExecutableTask):  # (a task standing in for its config)
         return current
-    tid = get_config()[CONF].get(CONFIG_KEY_TASK_ID)
+    config = get_config()
+    tid = config[CONF].get(CONFIG_KEY_TASK_ID)
     task = loop.tasks.get(tid) if tid is not None else None
     if task is None:
-        raise RuntimeError("Task called outside of a running graph task")
+        # (a lone step's task is not in `loop.tasks`: what the call needs of it is in its
+        # config, which a runnable the task called made the current one)
+        path = (config.get("metadata") or {}).get("langgraph_path")
+        if tid is None or path is None:
+            raise RuntimeError("Task called outside of a running graph task")
+        return _Caller(tid, tuple(path), config)
     return task
+
+
+class _Caller:
+    """What a call needs of its caller: id, path, config."""
+
+    __slots__ = ("config", "id", "path")
+
+    def __init__(self, id: str, path: tuple, config: dict) -> None:
+        self.id, self.path, self.config = id, path, config
 
 
 # ------------------------------------------------------------------ preparing call tasks
@@ -210,11 +259,6 @@ def _calling_task(loop: Any) -> Any:
 def prepare_call(loop: Any, parent: Any, index: int, call: Any) -> Any:
     """The PUSH task of `call`, the `index`-th call `parent` made (LangGraph's ids, paths,
     namespaces and config)."""
-    from warpgraph.pregel import _engine
-    from warpgraph.pregel._algo import _local_read, _task, hexdigest
-    from warpgraph.pregel._call import get_runnable_for_task, identifier
-    from warpgraph.runtime import ExecutionInfo
-
     proc = get_runnable_for_task(call.func)
     name = proc.name
     if name is None:
@@ -248,16 +292,23 @@ def prepare_call(loop: Any, parent: Any, index: int, call: Any) -> Any:
     runtime = pconf.get(CONFIG_KEY_RUNTIME)
     if runtime is not None and hasattr(runtime, "override"):
         rid = pconfig.get("run_id")
-        runtime = runtime.override(
-            store=loop.store,
-            execution_info=ExecutionInfo(
-                checkpoint_id=cid,
-                checkpoint_ns=task_ns,
-                task_id=task_id,
-                thread_id=pconf.get("thread_id"),
-                run_id=str(rid) if rid else None,
-            ),
-        )
+        rid = str(rid) if rid else None
+        tid = pconf.get("thread_id")
+        if type(runtime) is Runtime and _RT_FIELDS == _RT_STD:  # (the loop's builders)
+            runtime = _runtime(
+                runtime.context,
+                loop.store,
+                runtime.stream_writer,
+                runtime.heartbeat,
+                runtime.previous,
+                _exec_info(cid, task_ns, task_id, tid, rid, 1, time.time()),
+                runtime.server_info,
+                runtime.control,
+            )
+        else:
+            runtime = runtime.override(
+                store=loop.store, execution_info=ExecutionInfo(cid, task_ns, task_id, tid, rid)
+            )
     conf = dict(pconf)
     conf[CONFIG_KEY_TASK_ID] = task_id
     conf[CONFIG_KEY_SEND] = writes.extend
@@ -311,8 +362,6 @@ def _hex_bytes(key: bytes) -> str:
 def _call_scratchpad(loop: Any, caller_pad: Any, task_id: str, task_ns: str) -> Any:
     """The scratchpad of a call task: its saved resume values, the run's null resume
     (else its caller's), fresh counters."""
-    from warpgraph.pregel._algo import _no_null_resume, _scratch, hexdigest
-
     pw = loop.pending_writes
     null_resume = None
     resume: list = []
@@ -351,8 +400,6 @@ def _call_scratchpad(loop: Any, caller_pad: Any, task_id: str, task_ns: str) -> 
 def _accept(loop: Any, parent: Any, call: Any) -> tuple[Any, _CallState]:
     """Prepare the call's task and add it to the step (LangGraph's `accept_push`): the
     `tasks` stream announces it, writes saved for it are put back on it."""
-    from warpgraph.pregel.debug import map_debug_tasks, read_task_statuses
-
     index = parent.config[CONF][CONFIG_KEY_SCRATCHPAD].call_counter()
     task = prepare_call(loop, parent, index, call)
     state = call_state(loop)
@@ -422,34 +469,134 @@ def _commit(loop: Any, state: _CallState, task: Any, exc: BaseException | None) 
 # ------------------------------------------------------------------ sync runs
 
 
+_PENDING, _FINISHED = "PENDING", "FINISHED"  # (concurrent.futures' state names)
+
+
+class _CallFuture(concurrent.futures.Future):
+    """The future of a sync task call. Asking for its result while the call has not
+    started yet runs the call in the asking thread (no thread hand-off, the same outcome:
+    `_SyncQueue`). The futures of one run share their condition (a Condition per future
+    cost more than the call), so waits re-check their own state."""
+
+    _queue: Any = None  # the call's queue while it may still be pending
+    _key: Any = None
+
+    def __init__(self, condition: threading.Condition) -> None:  # (no super().__init__)
+        self._condition = condition
+        self._state = _PENDING
+        self._result = None
+        self._exception = None
+        self._waiters: list = []
+        self._done_callbacks: list = []
+
+    def _run_here(self) -> None:
+        queue = self._queue
+        if queue is not None:
+            self._queue = None
+            queue.run_pending(self._key)
+
+    def _wait(self, timeout: float | None) -> None:
+        if self._state == _FINISHED:
+            return
+        self._run_here()
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self._condition:
+            while self._state == _PENDING or self._state == "RUNNING":
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    break
+                self._condition.wait(left)
+
+    def result(self, timeout: float | None = None) -> Any:
+        if self._state == _FINISHED and self._exception is None:
+            return self._result
+        self._wait(timeout)
+        return super().result(0)
+
+    def exception(self, timeout: float | None = None) -> Any:
+        self._wait(timeout)
+        return super().exception(0)
+
+
+class _SyncQueue:
+    """Sync calls not started yet. Pool helpers take them in call order; whenever calls
+    are waiting and no helper is on its way, one more helper is asked for (so as many
+    run at once as are waiting, like an executor's threads, joining one by one). A caller
+    waiting for a call that no helper took yet runs it itself."""
+
+    __slots__ = ("cap", "helpers", "lock", "pending", "queued")
+
+    def __init__(self, cap: int) -> None:
+        self.lock = threading.Lock()
+        self.pending: dict[Any, tuple] = {}  # key -> (run, fut), in call order
+        self.queued = 0  # helpers submitted and not started
+        self.helpers = 0  # helpers submitted or running
+        self.cap = cap  # helpers at most (LangGraph's executor: its max_workers)
+
+    def put(self, key: Any, item: tuple) -> None:
+        with self.lock:
+            self.pending[key] = item
+            ask = self.queued == 0 and self.helpers < self.cap
+            if ask:
+                self.queued = 1
+                self.helpers += 1
+        if ask:
+            _pool().submit(self._helper)
+
+    def run_pending(self, key: Any) -> None:
+        with self.lock:
+            item = self.pending.pop(key, None)
+        if item is not None:
+            item[0]()
+
+    def _helper(self) -> None:
+        pool = _pool()
+        pool.started(1)
+        with self.lock:
+            self.queued -= 1
+        while True:
+            with self.lock:
+                if not self.pending:
+                    self.helpers -= 1
+                    return
+                key = next(iter(self.pending))
+                item = self.pending.pop(key)
+                ask = bool(self.pending) and self.queued == 0 and self.helpers < self.cap
+                if ask:
+                    self.queued = 1
+                    self.helpers += 1
+            if ask:
+                pool.submit(self._helper)
+            item[1]._queue = None
+            item[0]()
+
+
+def _pool() -> Any:
+    from warpgraph.pregel._executor import get_pool  # (imports nothing of pregel's)
+
+    return get_pool()
+
+
 def _call_sync(loop: Any, parent: Any, call: Any) -> concurrent.futures.Future:
     task, state = _accept(loop, parent, call)
     with state.lock:
         running = state.running.get(task.id)
         if running is not None:
             return running
-        fut: concurrent.futures.Future = concurrent.futures.Future()
+        fut = _CallFuture(state.condition)
         if task.writes:
             _settle_from_writes(task, fut)
             return fut
         state.running[task.id] = fut
+    queue = state.sync_queue
+    fut._queue, fut._key = queue, task.id
+    run = partial(copy_context().run, _run_sync, loop, state, task, fut)
     _register(parent.id, fut)
-    from warpgraph.pregel._executor import get_pool
-
-    ctx = copy_context()
-    pool = get_pool()
-
-    def job() -> None:
-        pool.started(1)
-        ctx.run(_run_sync, loop, state, task, fut)
-
-    pool.submit(job)
+    queue.put(task.id, (run, fut))
     return fut
 
 
 def _run_sync(loop: Any, state: _CallState, task: Any, fut: concurrent.futures.Future) -> None:
-    from warpgraph.pregel._retry import run_with_retry
-
     value: Any = None
     exc: BaseException | None = None
     try:
@@ -478,9 +625,7 @@ def _call_async(loop: Any, aio: asyncio.AbstractEventLoop, parent: Any, call: An
     except RuntimeError:
         on_loop = False
     if on_loop:
-        dest: Any = aio.create_future()
-        _start_async(loop, aio, parent, call, dest)
-        return dest
+        return _start_async(loop, aio, parent, call, None)
     # a sync function's thread: the call is scheduled on the run's loop
     cdest: concurrent.futures.Future = concurrent.futures.Future()
     ctx = copy_context()
@@ -502,20 +647,27 @@ def _call_async(loop: Any, aio: asyncio.AbstractEventLoop, parent: Any, call: An
 
 def _start_async(
     loop: Any, aio: asyncio.AbstractEventLoop, parent: Any, call: Any, dest: Any
-) -> None:
+) -> Any:
+    """Start the call on the run's loop; the caller's future: `dest` (a concurrent future,
+    for a caller on a worker thread) or, when None, an asyncio future of the loop."""
     task, state = _accept(loop, parent, call)
     running = state.running.get(task.id)
     if running is not None:
+        dest = aio.create_future() if dest is None else dest
         _chain(running, dest)
-        return
+        return dest
     if task.writes:
+        dest = aio.create_future() if dest is None else dest
         _settle_from_writes(task, dest)
-        return
+        return dest
     inner = aio.create_future()
     state.running[task.id] = inner
     child = aio.create_task(_run_async(loop, state, task, inner), name=task.name)
     _register(parent.id, child)
-    _chain(inner, dest)
+    if dest is None:  # the caller gets the call's own future
+        dest = inner
+    else:
+        _chain(inner, dest)
 
     def cancelled(d: Any) -> None:  # cancelling the caller's future cancels the call
         if d.cancelled() and not child.done():
@@ -525,11 +677,10 @@ def _start_async(
                 aio.call_soon_threadsafe(child.cancel)
 
     dest.add_done_callback(cancelled)
+    return dest
 
 
 async def _run_async(loop: Any, state: _CallState, task: Any, inner: asyncio.Future) -> None:
-    from warpgraph.pregel._retry import arun_with_retry
-
     value: Any = None
     exc: BaseException | None = None
     try:

@@ -147,9 +147,7 @@ def lone_steps(loop: Any) -> None:
         if loop._calls is not None:  # tasks it called (functional API) apply with it
             step_writes += loop._calls.applied((cid, step))
         if direct is None:  # apply, next id and next tasks in one crossing
-            updated, loop.checkpoint_id, raw = advance(
-                step_writes, nv, id_base, pns, step, stop, v
-            )
+            updated, loop.checkpoint_id, raw = advance(step_writes, nv, id_base, pns, step, stop, v)
         else:
             updated = apply(step_writes, nv)
             raw = None
