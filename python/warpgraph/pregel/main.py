@@ -343,7 +343,7 @@ class Pregel(SnapshotMixin, UpdateMixin):
             kwargs,
             control,
         )
-        run = _tracing.begin(self, loop, input, version)
+        run = _tracing.begin(self, loop, input, version) if _tracing.wanted(loop) else None
         chunks = drive(loop, saver, out, self._runner(), self.step_timeout)
         try:
             for chunk in chunks if run is None else _tracing.observe(loop, chunks):
@@ -390,7 +390,7 @@ class Pregel(SnapshotMixin, UpdateMixin):
             kwargs,
             control,
         )
-        run = await _tracing.abegin(self, loop, input, version)
+        run = await _tracing.abegin(self, loop, input, version) if _tracing.wanted(loop) else None
         chunks = adrive(loop, saver, out, self._runner(), self.step_timeout)
         try:
             async for chunk in chunks if run is None else _tracing.aobserve(loop, chunks):
@@ -491,7 +491,7 @@ class Pregel(SnapshotMixin, UpdateMixin):
             durability,
             control,
         )
-        run = _tracing.begin(self, loop, input)
+        run = _tracing.begin(self, loop, input) if _tracing.wanted(loop) else None
         chunks = drive(loop, saver, out, self._runner(), self.step_timeout)
         try:
             for _ in chunks if run is None else _tracing.observe(loop, chunks):
@@ -551,7 +551,7 @@ class Pregel(SnapshotMixin, UpdateMixin):
             durability,
             control,
         )
-        run = await _tracing.abegin(self, loop, input)
+        run = await _tracing.abegin(self, loop, input) if _tracing.wanted(loop) else None
         chunks = adrive(loop, saver, out, self._runner(), self.step_timeout)
         try:
             async for _ in chunks if run is None else _tracing.aobserve(loop, chunks):
