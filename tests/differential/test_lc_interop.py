@@ -537,3 +537,25 @@ def test_runs_nest_through_langchain_runnables(aio: bool) -> None:
 
     out = same(_nesting_graph, run)
     assert [e[1] for e in out[3] if e[0] == "start"][:3] == ["outer", "LangGraph", "n"]
+
+
+def test_stream_mode_messages_v2_handler_protocol_events() -> None:
+    """The handler v3 event streams ask for (an internal configurable flag): chat models
+    report content-block protocol events, tool messages of node outputs are skipped."""
+
+    def run(graph: Any) -> Any:
+        config = {"configurable": {"__pregel_stream_messages_v2": True}}
+        out = []
+        for part in graph.stream(
+            {"messages": [HumanMessage("hi", id="h-1")]},
+            config,
+            stream_mode="messages",
+            version="v2",
+        ):
+            payload, md = part["data"]
+            kind = payload.get("event") if isinstance(payload, dict) else type(payload).__name__
+            out.append((part["type"], kind, _md(md), "run_id" in md))
+        return out
+
+    parts = same(chat_graph, run)
+    assert any(p[1] == "message-start" for p in parts)
