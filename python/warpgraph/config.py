@@ -131,6 +131,13 @@ def lc_config_var() -> Any:
 
 def _current() -> Any:
     config = _CONFIG.get()
+    lc = sys.modules.get(_LC_MODULE)
+    if lc is not None:
+        # langchain-core runnables set only their own variable: one set after ours (a graph
+        # called from a chain or a tool) is the current config, with that run's callbacks
+        outer = lc.var_child_runnable_config.get()
+        if outer is not None and outer is not config and type(outer) is not LazyDictConfig:
+            return outer
     if type(config) in LAZY_CONFIG_HOLDERS:
         config = config.config
     return config

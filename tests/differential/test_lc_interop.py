@@ -508,3 +508,54 @@ def test_without_langchain_core_nothing_is_imported() -> None:
     proc = run_python(code)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "ok"
+
+
+def _nesting_graph(lg: SimpleNamespace) -> Any:
+    """A node calling a langchain chain that invokes another graph (no config passed)."""
+
+    class S(TypedDict):
+        v: int
+
+    inner = lg.StateGraph(S).add_node("i", lambda s: {"v": s["v"] * 2})
+    inner = inner.add_edge(lg.START, "i").compile()
+    chain = RunnableLambda(lambda x: inner.invoke({"v": x})["v"], name="lam")
+    outer = lg.StateGraph(S).add_node("n", lambda s: {"v": chain.invoke(s["v"])})
+    return outer.add_edge(lg.START, "n").compile()
+
+
+@pytest.mark.parametrize("aio", [False, True], ids=["sync", "async"])
+def test_runs_nest_through_langchain_runnables(aio: bool) -> None:
+    def run(graph: Any) -> Any:
+        rec = Recorder()
+        if aio:
+            out = asyncio.run(graph.ainvoke({"v": 1}, {"callbacks": [rec]}))
+        else:
+            out = graph.invoke({"v": 1}, {"callbacks": [rec]})
+        # a graph called inside a langchain runnable, itself called with callbacks
+        wrapped = RunnableLambda(lambda x: graph.invoke({"v": x})["v"], name="outer")
+        return out, rec.events, wrapped.invoke(3, {"callbacks": [rec2 := Recorder()]}), rec2.events
+
+    out = same(_nesting_graph, run)
+    assert [e[1] for e in out[3] if e[0] == "start"][:3] == ["outer", "LangGraph", "n"]
+
+
+def test_stream_mode_messages_v2_handler_protocol_events() -> None:
+    """The handler v3 event streams ask for (an internal configurable flag): chat models
+    report content-block protocol events, tool messages of node outputs are skipped."""
+
+    def run(graph: Any) -> Any:
+        config = {"configurable": {"__pregel_stream_messages_v2": True}}
+        out = []
+        for part in graph.stream(
+            {"messages": [HumanMessage("hi", id="h-1")]},
+            config,
+            stream_mode="messages",
+            version="v2",
+        ):
+            payload, md = part["data"]
+            kind = payload.get("event") if isinstance(payload, dict) else type(payload).__name__
+            out.append((part["type"], kind, _md(md), "run_id" in md))
+        return out
+
+    parts = same(chat_graph, run)
+    assert any(p[1] == "message-start" for p in parts)

@@ -255,7 +255,8 @@ class RunnableCallable:
             )
         if config is None:
             config = ensure_config()
-        if self.trace and config.get("callbacks") is not None:  # a traced run (_lc.py)
+        if self.trace and "callbacks" in config and config["callbacks"] is not None:
+            # a traced run (_lc.py)
             ret = _lc.traced_call(self, input, config, kwargs)
         elif self._plain and not kwargs:
             if self.trace and _CONFIG.get() is not config:
@@ -288,7 +289,8 @@ class RunnableCallable:
             return self.invoke(input, config, **kwargs)
         if config is None:
             config = ensure_config()
-        if self.trace and config.get("callbacks") is not None:  # a traced run (_lc.py)
+        if self.trace and "callbacks" in config and config["callbacks"] is not None:
+            # a traced run (_lc.py)
             ret = await _lc.atraced_call(self, input, config, kwargs)
         elif self.trace and _CONFIG.get() is not config:
             args, kw = self._call_args(input, config, kwargs)
@@ -495,9 +497,9 @@ class RunnableSeq:
     def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
         if config is None:
             config = ensure_config()
-        if config.get("callbacks") is not None:  # a traced run (_lc.py)
-            return _lc.traced_seq(self, input, config, kwargs)
         if "run_name" in config or "run_id" in config:
+            if config.get("callbacks") is not None:  # a traced run's task (_lc.py)
+                return _lc.traced_seq(self, input, config, kwargs)
             config = _child_config(config)
         if _CONFIG.get() is config:
             if kwargs:
@@ -517,9 +519,9 @@ class RunnableSeq:
     async def ainvoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
         if config is None:
             config = ensure_config()
-        if config.get("callbacks") is not None:  # a traced run (_lc.py)
-            return await _lc.atraced_seq(self, input, config, kwargs)
         if "run_name" in config or "run_id" in config:
+            if config.get("callbacks") is not None:  # a traced run's task (_lc.py)
+                return await _lc.atraced_seq(self, input, config, kwargs)
             config = _child_config(config)
         if _CONFIG.get() is config:
             value = await _ainvoke(self._first, input, config, **kwargs)

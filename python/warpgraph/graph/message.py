@@ -20,7 +20,7 @@ from warpgraph._internal._compat import TypedDict
 from warpgraph.graph.state import StateGraph
 from warpgraph.warnings import LangGraphDeprecatedSinceV10
 
-__all__ = ("REMOVE_ALL_MESSAGES", "MessageGraph", "MessagesState", "add_messages")
+__all__ = ("REMOVE_ALL_MESSAGES", "MessageGraph", "MessagesState", "add_messages", "push_message")
 
 REMOVE_ALL_MESSAGES = "__remove_all__"
 
@@ -269,3 +269,32 @@ class MessageGraph(StateGraph):
             stacklevel=2,
         )
         super().__init__(Annotated[list[Any], add_messages])
+
+
+def push_message(message: Any, *, state_key: str | None = "messages") -> Any:
+    """From inside a node: hand `message` (it needs an id) to the run's "messages" stream
+    now, and write it to `state_key` (unless None). Returns the message object."""
+    from warpgraph._internal._constants import CONF, CONFIG_KEY_SEND
+    from warpgraph.config import get_config
+
+    config = get_config()
+    lc = _langchain()
+    if lc is None:
+        raise ImportError("push_message needs langchain-core")
+    message = next(iter(lc.convert_to_messages([message])))
+    if message.id is None:
+        raise ValueError("Message ID is required")
+    callbacks = config.get("callbacks")
+    handlers = getattr(callbacks, "handlers", callbacks if isinstance(callbacks, list) else ())
+    if handlers:
+        from warpgraph.pregel._messages import StreamMessagesHandler, graph_namespace
+
+        metadata = config["metadata"]
+        for h in handlers:
+            if isinstance(h, StreamMessagesHandler):
+                ns = graph_namespace(metadata)
+                if h.subgraphs or not ns or ns == h.parent_ns:
+                    h._emit((ns, metadata), message)
+    if state_key:
+        config[CONF][CONFIG_KEY_SEND]([(state_key, message)])
+    return message

@@ -10,6 +10,7 @@ its node's name (`_algo._task_config`), and the run ends with `on_chain_end(outp
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from warpgraph._internal import _lc
@@ -17,19 +18,19 @@ from warpgraph._internal._constants import CONF, CONFIG_KEY_TASK_ID
 
 __all__ = ("abegin", "begin", "wanted")
 
-_HANDLER_MODES = frozenset(("messages", "tools"))
+_LC_CONTEXT = "langchain_core.tracers.context"  # (ambient tracing lives there)
 # configurable key set by v3 event streams (warpgraph.stream): their messages handler
 _MESSAGES_V2 = "__pregel_stream_messages_v2"
 
 
 def wanted(loop: Any) -> bool:
     """Whether `loop`'s run is traced (see module doc)."""
-    own = loop.own_stream
-    if loop.config.get("callbacks"):
+    if loop.config["callbacks"]:
         return True
-    if own is not None and not _HANDLER_MODES.isdisjoint(own.modes):
+    own = loop.own_stream
+    if own is not None and ("messages" in own.modes or "tools" in own.modes):
         return _lc.available()  # (without langchain-core no chat model can stream)
-    return _lc.ambient_tracing()
+    return _LC_CONTEXT in sys.modules and _lc.ambient_tracing()
 
 
 def _prepare(loop: Any, manager: Any, version: str) -> None:
@@ -106,9 +107,7 @@ def _start_args(graph: Any, loop: Any) -> tuple[str, Any]:
 
 
 def begin(graph: Any, loop: Any, input: Any, version: str = "v1") -> Any:
-    """Start the chain run of a sync run (None when it is not traced)."""
-    if not wanted(loop):
-        return None
+    """Start the chain run of a sync run whose loop is `wanted`."""
     manager = _lc.manager_for_config(loop.config)
     _prepare(loop, manager, version)
     name, run_id = _start_args(graph, loop)
@@ -117,9 +116,7 @@ def begin(graph: Any, loop: Any, input: Any, version: str = "v1") -> Any:
 
 
 async def abegin(graph: Any, loop: Any, input: Any, version: str = "v1") -> Any:
-    """Start the chain run of an async run (None when it is not traced)."""
-    if not wanted(loop):
-        return None
+    """Start the chain run of an async run whose loop is `wanted`."""
     manager = _lc.async_manager_for_config(loop.config)
     _prepare(loop, manager, version)
     name, run_id = _start_args(graph, loop)

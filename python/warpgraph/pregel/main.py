@@ -375,7 +375,7 @@ class Pregel(
             control,
         )
         mappers = v2_mappers(self, version)
-        run = _tracing.begin(self, loop, input, version)
+        run = _tracing.begin(self, loop, input, version) if _tracing.wanted(loop) else None
         chunks = drive(loop, saver, out, self._runner(), self.step_timeout)
         try:
             for chunk in chunks if run is None else _tracing.observe(loop, chunks):
@@ -425,7 +425,7 @@ class Pregel(
             control,
         )
         mappers = v2_mappers(self, version)
-        run = await _tracing.abegin(self, loop, input, version)
+        run = await _tracing.abegin(self, loop, input, version) if _tracing.wanted(loop) else None
         chunks = adrive(loop, saver, out, self._runner(), self.step_timeout)
         try:
             async for chunk in chunks if run is None else _tracing.aobserve(loop, chunks):
@@ -526,7 +526,7 @@ class Pregel(
             durability,
             control,
         )
-        run = _tracing.begin(self, loop, input)
+        run = _tracing.begin(self, loop, input) if _tracing.wanted(loop) else None
         chunks = drive(loop, saver, out, self._runner(), self.step_timeout)
         try:
             for _ in chunks if run is None else _tracing.observe(loop, chunks):
@@ -586,7 +586,7 @@ class Pregel(
             durability,
             control,
         )
-        run = await _tracing.abegin(self, loop, input)
+        run = await _tracing.abegin(self, loop, input) if _tracing.wanted(loop) else None
         chunks = adrive(loop, saver, out, self._runner(), self.step_timeout)
         try:
             async for _ in chunks if run is None else _tracing.aobserve(loop, chunks):
