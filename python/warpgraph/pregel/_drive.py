@@ -25,6 +25,7 @@ from warpgraph._internal._constants import (
 )
 from warpgraph._internal._flags import FAST_PATHS
 from warpgraph.config import ensure_config, get_config
+from warpgraph.pregel._live import LiveOut, tick_live
 from warpgraph.pregel._loop import RUN, PregelLoop
 from warpgraph.pregel._persist import ACTIVE, SaverSession, _in_memory
 from warpgraph.pregel._runner import PregelRunner
@@ -114,13 +115,7 @@ def _steps(
     hook = session is not None and session.hooks_tasks
     # LangGraph's runner hands a lone task's chunks on as it finishes only when the stream
     # waits concurrently (eager streaming, subgraphs, "custom" / "messages" modes)
-    stream = loop.stream
-    eager = stream is not None and (
-        loop.subgraph_stream
-        or "custom" in stream.modes
-        or "messages" in stream.modes
-        or getattr(loop.graph, "stream_eager", False)
-    )
+    eager = _eager(loop)
     value: Any = None
     exc: BaseException | None = None
     while True:
@@ -183,6 +178,8 @@ def _steps(
         token = ACTIVE.set(session) if hook and session.mode == "writer" else None
         try:
             yield ("tick", tasks, hook)
+        except GeneratorExit:  # the async driver stopped mid-step (a live tick)
+            raise
         except BaseException as e:  # noqa: BLE001
             exc = e
         finally:
@@ -190,6 +187,16 @@ def _steps(
                 ACTIVE.reset(token)
         if exc is not None or len(tasks) > 1 or eager:
             yield from _drain(out)
+
+
+def _eager(loop: PregelLoop) -> bool:
+    stream = loop.stream
+    return stream is not None and (
+        loop.subgraph_stream
+        or "custom" in stream.modes
+        or "messages" in stream.modes
+        or getattr(loop.graph, "stream_eager", False)
+    )
 
 
 def _drain(out: deque | None) -> Iterator[tuple]:
@@ -238,10 +245,12 @@ async def adrive(
     )
     if not FAST_PATHS:
         loop._shares_inputs = False
+    steps = _adrive_machine(machine, loop, session, out, runner, timeout)
     try:
-        async for chunk in _adrive_machine(machine, loop, session, out, runner, timeout):
+        async for chunk in steps:
             yield chunk
     finally:
+        await steps.aclose()  # a stop mid-step (live ticks) cancels the step's tasks
         machine.close()
         if session is not None and not session.closed:
             try:
@@ -259,6 +268,7 @@ async def _adrive_machine(
     timeout: Any,
 ) -> AsyncIterator[tuple]:
     steps = _steps(machine, loop, session, out)
+    live = isinstance(out, LiveOut) and _eager(loop)
     value: Any = None
     exc: BaseException | None = None
     while True:
@@ -269,6 +279,24 @@ async def _adrive_machine(
         value = exc = None
         if item[0] is _EMIT:
             yield item[1]
+            continue
+        if live and item[0] == "tick":  # chunks go out while the step runs (_live.py)
+            tasks, hook = item[1], item[2]
+            done = session.hook(loop, len(tasks), session.start_commit) if hook else None
+            chunks = tick_live(out, runner.atick(tasks, on_done=done or loop.on_task_done,
+                                                 timeout=timeout))  # fmt: skip
+            try:
+                while True:
+                    try:
+                        chunk = await chunks.__anext__()
+                    except StopAsyncIteration:
+                        break
+                    except BaseException as e:  # noqa: BLE001 - the tick's error: as below
+                        exc = e
+                        break
+                    yield chunk  # a close here cancels the step (tick_live's cleanup)
+            finally:
+                await chunks.aclose()
             continue
         try:
             if item[0] == "tick":

@@ -29,6 +29,7 @@ from warpgraph.pregel import _engine
 from warpgraph.pregel._checkpoint import SnapshotMixin
 from warpgraph.pregel._drive import adrive, drive, setup_loop
 from warpgraph.pregel._io import invoke_result, latest_output, map_output_chunk, v2_mappers
+from warpgraph.pregel._live import LiveOut, wants_live
 from warpgraph.pregel._loop import PregelLoop
 from warpgraph.pregel._read import NodeBuilder, validate_graph
 from warpgraph.pregel._runner import PregelRunner
@@ -357,11 +358,16 @@ class Pregel(SnapshotMixin, UpdateMixin, StreamEventsMixin):
             debug,
             kwargs,
             control,
+            aio=True,
         )
         mappers = v2_mappers(self, version)
-        async for chunk in adrive(loop, saver, out, self._runner(), self.step_timeout):
-            for c in map_output_chunk(chunk, mode_arg, print_mode, subgraphs, version, mappers):
-                yield c
+        chunks = adrive(loop, saver, out, self._runner(), self.step_timeout)
+        try:
+            async for chunk in chunks:
+                for c in map_output_chunk(chunk, mode_arg, print_mode, subgraphs, version, mappers):
+                    yield c
+        finally:
+            await chunks.aclose()  # a consumer stopping mid-step cancels the step's tasks
         self._finish(loop, config)
 
     def _stream_setup(
@@ -379,6 +385,7 @@ class Pregel(SnapshotMixin, UpdateMixin, StreamEventsMixin):
         debug: Any,
         kwargs: dict,
         control: Any = None,
+        aio: bool = False,
     ) -> tuple:
         durability = _legacy_durability(durability, kwargs.pop("checkpoint_during", None))
         if stream_mode is None:
@@ -387,7 +394,9 @@ class Pregel(SnapshotMixin, UpdateMixin, StreamEventsMixin):
             stream_mode = "values" if nested else self.stream_mode
         if debug or self.debug:
             print_mode = ["updates", "values"]
-        out: deque = deque()
+        out: deque = (
+            LiveOut() if aio and wants_live(stream_mode, subgraphs, self.stream_eager) else deque()
+        )
         loop, saver = setup_loop(
             self,
             input,
