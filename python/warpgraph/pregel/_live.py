@@ -50,11 +50,23 @@ def wants_live(stream_mode: Any, subgraphs: bool, eager: bool) -> bool:
     return subgraphs or eager or "custom" in modes or "messages" in modes
 
 
+async def _then_wake(tick: Awaitable[None], out: LiveOut) -> None:
+    """The tick, then a wake-up of the waiting driver from the task's own frame (one loop
+    turn sooner than a done callback)."""
+    try:
+        await tick
+    finally:
+        waiter = out.waiter
+        if waiter is not None:
+            out.waiter = None
+            _wake(waiter)
+
+
 async def tick_live(out: LiveOut, tick: Awaitable[None]) -> AsyncIterator[tuple]:
     """Run `tick` as a task, yielding the chunks queued while it runs; stopping early
     (close or cancellation of the consumer) cancels the tick and waits for it."""
     loop = asyncio.get_running_loop()
-    task = loop.create_task(tick)  # type: ignore[arg-type]
+    task = loop.create_task(_then_wake(tick, out))
     out.loop, out.thread = loop, threading.get_ident()
     try:
         while not task.done():
@@ -63,8 +75,11 @@ async def tick_live(out: LiveOut, tick: Awaitable[None]) -> AsyncIterator[tuple]
                     yield out.popleft()
                 continue
             waiter = out.waiter = loop.create_future()
+            if out:  # a worker thread's chunk came in before the waiter was set
+                out.waiter = None
+                continue
             try:
-                await asyncio.wait((task, waiter), return_when=asyncio.FIRST_COMPLETED)
+                await waiter
             finally:
                 out.waiter = None
         task.result()  # the tick's error, if any
