@@ -509,3 +509,72 @@ def test_messages_transformer_matches_reference(aio: bool) -> None:
     ref, got = trace(LIBS["langgraph"]), trace(LIBS["warpgraph"])
     assert got == ref, first_difference(ref, got)
     assert len(ref) > 3
+
+
+# ---------------------------------------------------------------- streaming while a step runs
+class _Count(TypedDict):
+    count: int
+
+
+def _looping_child_caller(lib: Lib, runs: list, depth: int = 1) -> Any:
+    """A node awaiting a nested graph that loops 10 times (sleeping 20 ms a turn), wrapped
+    `depth` times."""
+    import asyncio
+
+    async def step(state: _Count) -> dict:
+        runs.append(state["count"])
+        await asyncio.sleep(0.02)
+        return {"count": state["count"] + 1}
+
+    graph = (
+        lib.StateGraph(_Count)
+        .add_node("step", step)
+        .add_edge(lib.START, "step")
+        .add_conditional_edges("step", lambda s: lib.END if s["count"] >= 10 else "step")
+        .compile()
+    )
+    for _ in range(depth):
+
+        async def caller(state: _Count, _child: Any = graph) -> dict:
+            return await _child.ainvoke({"count": 0})
+
+        graph = lib.StateGraph(_Count).add_node("caller", caller).add_edge(
+            lib.START, "caller"
+        ).compile()
+    return graph
+
+
+@pytest.mark.parametrize("how", ["astream", "v3"])
+@pytest.mark.parametrize("depth", [1, 3])
+async def test_stopping_mid_step_cancels_nested_runs_like_reference(how: str, depth: int) -> None:
+    """Chunks of a nested run reach the consumer while the outer step still runs; stopping
+    there cancels the running nested graphs (no turn starts after the stop)."""
+    import asyncio
+
+    seen = {}
+    for lib in (LIBS["langgraph"], LIBS["warpgraph"]):
+        runs: list = []
+        graph = _looping_child_caller(lib, runs, depth)
+        got = []
+        if how == "astream":
+            parts = graph.astream({"count": 0}, stream_mode="values", subgraphs=True)
+            async for ns, value in parts:
+                got.append((len(ns), value))
+                if ns and value["count"] >= 2:
+                    break
+            await parts.aclose()
+        else:
+            run = await graph.astream_events({"count": 0}, version="v3")
+            async for event in run:
+                params = event["params"]
+                got.append((len(params["namespace"]), params["data"]))
+                if params["namespace"] and params["data"]["count"] >= 2:
+                    break
+            await run.abort()
+        at_stop = list(runs)
+        await asyncio.sleep(0.1)
+        seen[lib.name] = (Normalizer()(got), at_stop, runs)
+    ref, ours = seen["langgraph"], seen["warpgraph"]
+    assert ours[0] == ref[0], first_difference(ref[0], ours[0])
+    for _got, at_stop, runs in (ref, ours):
+        assert runs == at_stop and 2 <= len(at_stop) < 10

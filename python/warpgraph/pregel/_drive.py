@@ -29,6 +29,7 @@ from warpgraph._internal._constants import (
 from warpgraph._internal._flags import FAST_PATHS
 from warpgraph.config import ensure_config, get_config
 from warpgraph.pregel._cache import CACHE_OP, aperform, perform
+from warpgraph.pregel._live import LiveOut, tick_live
 from warpgraph.pregel._loop import RUN, PregelLoop
 from warpgraph.pregel._persist import ACTIVE, SaverSession, _in_memory
 from warpgraph.pregel._runner import PregelRunner
@@ -118,13 +119,7 @@ def _steps(
     hook = session is not None and session.hooks_tasks
     # LangGraph's runner hands a lone task's chunks on as it finishes only when the stream
     # waits concurrently (eager streaming, subgraphs, "custom" / "messages" modes)
-    stream = loop.stream
-    eager = stream is not None and (
-        loop.subgraph_stream
-        or "custom" in stream.modes
-        or "messages" in stream.modes
-        or getattr(loop.graph, "stream_eager", False)
-    )
+    eager = _eager(loop)
     value: Any = None
     exc: BaseException | None = None
     while True:
@@ -187,6 +182,8 @@ def _steps(
             continue
         token = ACTIVE.set(session) if hook and session.mode == "writer" else None
         try:
+            # (item 4: the sync driver hands chunks on while the step runs; the async one
+            # does when the run's queue is a LiveOut)
             yield ("tick", tasks, hook, eager and out is not None)
         except GeneratorExit:
             raise  # the consumer stopped during a live step
@@ -197,6 +194,16 @@ def _steps(
                 ACTIVE.reset(token)
         if exc is not None or len(tasks) > 1 or eager:
             yield from _drain(out)
+
+
+def _eager(loop: PregelLoop) -> bool:
+    stream = loop.stream
+    return stream is not None and (
+        loop.subgraph_stream
+        or "custom" in stream.modes
+        or "messages" in stream.modes
+        or getattr(loop.graph, "stream_eager", False)
+    )
 
 
 def _drain(out: deque | None) -> Iterator[tuple]:
@@ -253,10 +260,12 @@ async def adrive(
     )
     if not FAST_PATHS:
         loop._shares_inputs = False
+    steps = _adrive_machine(machine, loop, session, out, runner, timeout)
     try:
-        async for chunk in _adrive_machine(machine, loop, session, out, runner, timeout):
+        async for chunk in steps:
             yield chunk
     finally:
+        await steps.aclose()  # a stop mid-step (live ticks) cancels the step's tasks
         machine.close()
         if session is not None and not session.closed:
             try:
@@ -274,6 +283,7 @@ async def _adrive_machine(
     timeout: Any,
 ) -> AsyncIterator[tuple]:
     steps = _steps(machine, loop, session, out)
+    live = isinstance(out, LiveOut) and _eager(loop)
     value: Any = None
     exc: BaseException | None = None
     while True:
@@ -285,6 +295,24 @@ async def _adrive_machine(
         if item[0] is _EMIT:
             yield item[1]
             continue
+        if live and item[0] == "tick":  # chunks go out while the step runs (_live.py)
+            tasks, hook = item[1], item[2]
+            done = session.hook(loop, len(tasks), session.start_commit) if hook else None
+            chunks = tick_live(out, runner.atick(tasks, on_done=done or loop.on_task_done,
+                                                 timeout=timeout))  # fmt: skip
+            try:
+                while True:
+                    try:
+                        chunk = await chunks.__anext__()
+                    except StopAsyncIteration:
+                        break
+                    except BaseException as e:  # noqa: BLE001 - the tick's error: as below
+                        exc = e
+                        break
+                    yield chunk  # a close here cancels the step (tick_live's cleanup)
+            finally:
+                await chunks.aclose()
+            continue
         try:
             if item[0] == "tick":
                 tasks, hook = item[1], item[2]
@@ -293,11 +321,7 @@ async def _adrive_machine(
                     if hook
                     else loop.on_task_done
                 )
-                if item[3]:
-                    async for chunk in _alive_tick(runner, tasks, done, timeout, out):
-                        yield chunk
-                else:
-                    await runner.atick(tasks, on_done=done, timeout=timeout)
+                await runner.atick(tasks, on_done=done, timeout=timeout)
             elif item[0] is CACHE_OP:
                 value = await aperform(item)
             else:
@@ -313,7 +337,8 @@ LIVE_POLL = 0.001
 
 
 def _live_tick(runner: Any, tasks: Any, done: Any, timeout: Any, out: Any) -> Iterator[tuple]:
-    """The step's tasks run on a thread of their own while this one hands on the chunks
+    """Sync driver's live step (the async one's is `_live.tick_live`, woken by its queue):
+    the step's tasks run on a thread of their own while this one hands on the chunks
     they queue as they appear ("custom" / "messages" modes, subgraph streaming: a node's
     writer and a model's tokens reach the consumer while the node runs, as in LangGraph).
     The chunks still queued when the step ends are left for the driver's drain."""
@@ -339,24 +364,6 @@ def _live_tick(runner: Any, tasks: Any, done: Any, timeout: Any, out: Any) -> It
         raise
     if failed:
         raise failed[0]
-
-
-async def _alive_tick(
-    runner: Any, tasks: Any, done: Any, timeout: Any, out: Any
-) -> AsyncIterator[tuple]:
-    """Async twin of `_live_tick`: the step runs as an asyncio task of its own."""
-    step = asyncio.ensure_future(runner.atick(tasks, on_done=done, timeout=timeout))
-    try:
-        while not step.done():
-            await asyncio.wait((step,), timeout=LIVE_POLL)
-            while out:
-                yield out.popleft()
-    except BaseException:
-        if not step.done():
-            step.cancel()
-            await asyncio.wait((step,))
-        raise
-    step.result()
 
 
 def _note(run_err: BaseException, e: BaseException) -> None:

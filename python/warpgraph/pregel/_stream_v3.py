@@ -111,6 +111,7 @@ class StreamEventsMixin:
         return StreamMux(factories=factories, scope=scope, is_async=is_async)
 
     def _v3_call(self, mux: Any, config: Any, kwargs: dict[str, Any]) -> tuple[Any, dict]:
+        _check_kwargs(kwargs)  # also when called without the stream_events dispatcher
         run_kwargs = {"stream_mode": _modes_of(mux), "subgraphs": True, "version": "v2"}
         return patch_configurable(config, {CONFIG_KEY_STREAM_MESSAGES_V2: True}), {
             **kwargs,

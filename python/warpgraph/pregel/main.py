@@ -33,6 +33,7 @@ from warpgraph.pregel._checkpoint import SnapshotMixin
 from warpgraph.pregel._draw import DrawMixin
 from warpgraph.pregel._drive import adrive, drive, setup_loop
 from warpgraph.pregel._io import invoke_result, latest_output, map_output_chunk, v2_mappers
+from warpgraph.pregel._live import LiveOut, wants_live
 from warpgraph.pregel._loop import PregelLoop
 from warpgraph.pregel._read import NodeBuilder, validate_graph
 from warpgraph.pregel._runner import PregelRunner
@@ -423,14 +424,20 @@ class Pregel(
             debug,
             kwargs,
             control,
+            aio=True,
         )
         mappers = v2_mappers(self, version)
         run = await _tracing.abegin(self, loop, input, version) if _tracing.wanted(loop) else None
         chunks = adrive(loop, saver, out, self._runner(), self.step_timeout)
         try:
-            async for chunk in chunks if run is None else _tracing.aobserve(loop, chunks):
-                for c in map_output_chunk(chunk, mode_arg, print_mode, subgraphs, version, mappers):
-                    yield c
+            try:
+                async for chunk in chunks if run is None else _tracing.aobserve(loop, chunks):
+                    for c in map_output_chunk(
+                        chunk, mode_arg, print_mode, subgraphs, version, mappers
+                    ):
+                        yield c
+            finally:
+                await chunks.aclose()  # a consumer stopping mid-step cancels the step's tasks
             self._finish(loop, config)
         except BaseException as e:
             if run is not None:
@@ -454,6 +461,7 @@ class Pregel(
         debug: Any,
         kwargs: dict,
         control: Any = None,
+        aio: bool = False,
     ) -> tuple:
         durability = _legacy_durability(durability, kwargs.pop("checkpoint_during", None))
         if stream_mode is None:
@@ -462,7 +470,9 @@ class Pregel(
             stream_mode = "values" if nested else self.stream_mode
         if debug or self.debug:
             print_mode = ["updates", "values"]
-        out: deque = deque()
+        out: deque = (
+            LiveOut() if aio and wants_live(stream_mode, subgraphs, self.stream_eager) else deque()
+        )
         loop, saver = setup_loop(
             self,
             input,
