@@ -99,6 +99,7 @@ _ASYNC_NAMES = {
     "flush": "aflush",
     "get_tuple": "aget_tuple",
     "get_before": "aget_before",
+    "get_delta_history": "aget_delta_history",
     "direct": "adirect",
     "commit": "acommit",
     "await_inflight": "await_inflight",
@@ -157,7 +158,8 @@ def _steps(
                     yield ("flush",)  # the previous step's checkpoint commits before this one
             elif kind == "get_tuple":
                 value = yield ("get_tuple", op[1])
-            elif kind == "get_before":  # a subgraph under a replay (pregel/_replay.py)
+            elif kind == "get_before" or kind == "get_delta_history":
+                # a subgraph under a replay (pregel/_replay.py); a DeltaChannel's history
                 value = yield op
             else:
                 if session.inflight:

@@ -27,6 +27,7 @@ from warpgraph.errors import (
 )
 from warpgraph.pregel import _engine
 from warpgraph.pregel._checkpoint import SnapshotMixin
+from warpgraph.pregel._delta import delta_specs
 from warpgraph.pregel._drive import adrive, drive, setup_loop
 from warpgraph.pregel._io import invoke_result, latest_output, map_output_chunk
 from warpgraph.pregel._loop import PregelLoop
@@ -135,6 +136,7 @@ class Pregel(SnapshotMixin, UpdateMixin):
             self._untracked_cache = frozenset(
                 k for k, v in chans.items() if isinstance(v, UntrackedValue)
             )
+            self._delta_cache = delta_specs(chans)
             managed = {k: v for k, v in self.channels.items() if not isinstance(v, BaseChannel)}
             self._managed_cache = {
                 n: [(k, _managed_getter(managed[k]) if k in managed else None) for k in p.channels]
@@ -169,6 +171,12 @@ class Pregel(SnapshotMixin, UpdateMixin):
     def _untracked_channels(self) -> frozenset:
         self._graph_spec  # noqa: B018
         return self._untracked_cache
+
+    @property
+    def _delta_channels(self) -> dict:
+        """The DeltaChannels (name -> spec); empty for most graphs."""
+        self._graph_spec  # noqa: B018
+        return self._delta_cache
 
     @property
     def _managed_reads(self) -> dict:
