@@ -20,7 +20,7 @@ from warpgraph._internal._compat import TypedDict
 from warpgraph.graph.state import StateGraph
 from warpgraph.warnings import LangGraphDeprecatedSinceV10
 
-__all__ = ("REMOVE_ALL_MESSAGES", "MessageGraph", "MessagesState", "add_messages")
+__all__ = ("REMOVE_ALL_MESSAGES", "MessageGraph", "MessagesState", "add_messages", "push_message")
 
 REMOVE_ALL_MESSAGES = "__remove_all__"
 
@@ -269,3 +269,43 @@ class MessageGraph(StateGraph):
             stacklevel=2,
         )
         super().__init__(Annotated[list[Any], add_messages])
+
+
+def _stream_handlers(callbacks: Any) -> list:
+    """The handlers of a config's `callbacks` (a manager or a list of handlers)."""
+    if callbacks is None:
+        return []
+    handlers = getattr(callbacks, "handlers", None)
+    if handlers is not None:
+        return list(handlers)
+    return list(callbacks) if isinstance(callbacks, list) else []
+
+
+def push_message(message: Any, *, state_key: str | None = "messages") -> Any:
+    """From inside a node: hand `message` (anything `convert_to_messages` takes; it must
+    have an id) to the run's "messages" stream, and write it to the state key `state_key`
+    (not when None). Returns the message."""
+    from warpgraph._internal._constants import CONF, CONFIG_KEY_SEND
+    from warpgraph.config import get_config
+
+    lc = _langchain()
+    if lc is None:
+        raise ImportError("push_message needs langchain-core")
+    config = get_config()
+    msg = lc.convert_to_messages([message])[0]
+    if msg.id is None:
+        raise ValueError("Message ID is required")
+    try:  # the "messages" stream mode's handler, when this build has one
+        from warpgraph.pregel._messages import StreamMessagesHandler, graph_namespace
+    except ImportError:
+        StreamMessagesHandler = None
+    if StreamMessagesHandler is not None:
+        metadata = config.get("metadata") or {}
+        for handler in _stream_handlers(config.get("callbacks")):
+            if isinstance(handler, StreamMessagesHandler):
+                ns = graph_namespace(metadata)
+                if handler.subgraphs or not ns or ns == handler.parent_ns:
+                    handler._emit((ns, metadata), msg, dedupe=False)
+    if state_key:
+        config[CONF][CONFIG_KEY_SEND]([(state_key, msg)])
+    return msg

@@ -17,7 +17,7 @@ from warpgraph.channels.last_value import LastValue
 from warpgraph.constants import END, START
 from warpgraph.graph._branch import BranchSpec, branch_name
 from warpgraph.graph._node import StateNodeSpec, infer_node_hints, node_name, plain_name
-from warpgraph.graph._schema import get_channels
+from warpgraph.graph._schema import _channel_in, get_channel, get_channels
 from warpgraph.warnings import LangGraphDeprecatedSinceV05 as V05
 from warpgraph.warnings import LangGraphDeprecatedSinceV10 as V10
 
@@ -65,6 +65,17 @@ def _warn_invalid_state_schema(schema: Any) -> None:
         "Please provide a valid schema to ensure correct updates.\n"
         " See: https://langchain-ai.github.io/langgraph/reference/graphs/#stategraph"
     )
+
+
+def _get_node_name(node: Any) -> str:
+    """LangGraph's private helper: a node's `__name__`, else its class name."""
+    name = getattr(node, "__name__", None)
+    return name if name is not None else type(node).__name__
+
+
+# LangGraph's private names for the schema readers (its tests import them from here)
+_get_channel = get_channel
+_is_field_channel = _channel_in
 
 
 def _deprecated_kwarg(kwargs: dict[str, Any], old: str, new: str, category: type) -> Any:
@@ -223,7 +234,9 @@ class StateGraph:
             (
                 k
                 for k, c in channels.items()
-                if self.channels.setdefault(k, c) != c and not isinstance(c, LastValue)
+                if (old := self.channels.setdefault(k, c)) is not c
+                and old != c
+                and not isinstance(c, LastValue)
             ),
             None,
         )
