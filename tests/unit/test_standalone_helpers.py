@@ -122,3 +122,67 @@ def test_push_message_writes_the_state_key() -> None:
     g.add_edge(START, "chat")
     out = g.compile().invoke({"messages": []})
     assert [(m.id, m.content) for m in out["messages"]] == [("1", "one"), ("2", "two")]
+
+
+def test_field_defaults_and_optional_types() -> None:
+    from dataclasses import dataclass, field
+    from typing import NotRequired, Optional, Required, TypeVar, Union
+
+    from warpgraph._internal._fields import (
+        _is_optional_type,
+        get_enhanced_type_hints,
+        get_field_default,
+    )
+
+    assert _is_optional_type(None) and not _is_optional_type(type(None))
+    assert _is_optional_type(Optional[list[int]])  # noqa: UP045
+    assert _is_optional_type(Union[str, None, int])  # noqa: UP007
+    assert not _is_optional_type(list[int | None]) and not _is_optional_type(int)
+    assert _is_optional_type(TypeVar("U", bound=int | None))
+
+    class T(TypedDict):
+        a: Required[str | None]
+        b: NotRequired[str]
+        c: str | None
+        d: str
+
+    class Loose(T, total=False):
+        e: int
+        f: Required[int]
+
+    ann = Loose.__annotations__
+    got = {k: get_field_default(k, ann[k], Loose) for k in "abcdef"}
+    assert got == {"a": ..., "b": None, "c": None, "d": ..., "e": None, "f": ...}
+
+    @dataclass
+    class D:
+        x: int
+        y: int = 3
+        z: list = field(default_factory=list)
+
+    assert [get_field_default(k, int, D) for k in "xyz"] == [..., 3, []]
+    assert list(get_enhanced_type_hints(D)) == [
+        ("x", int, None, None),
+        ("y", int, 3, None),
+        ("z", list, None, None),
+    ]
+
+
+def test_ensure_config_inherits_langchain_ambient_config() -> None:
+    from langchain_core.runnables.config import var_child_runnable_config
+    from warpgraph.config import ensure_config
+
+    token = var_child_runnable_config.set(
+        {"configurable": {"thread_id": "parent", "checkpoint_ns": "p:task"}}
+    )
+    try:
+        kept = ensure_config({"configurable": {"ls_agent_type": "sub"}})
+        own = ensure_config({"configurable": {"thread_id": "child"}})
+    finally:
+        var_child_runnable_config.reset(token)
+    assert kept["configurable"] == {
+        "thread_id": "parent",
+        "checkpoint_ns": "p:task",
+        "ls_agent_type": "sub",
+    }
+    assert own["configurable"] == {"thread_id": "child"}

@@ -319,6 +319,7 @@ class DeltaRun:
             self.forced |= with_pending(self.specs, pending)
 
     def command_writes(self, task_id: str, writes: list, forks: bool) -> None:
+        stamp_ids(self.specs, writes)  # (a fork carries them: they skip put_writes)
         if forks:
             self.forced |= {c for c, _ in writes if c in self.specs}
         elif self.exit_writes is not None and task_id == NULL_TASK_ID:
