@@ -111,3 +111,27 @@ def delta_interrupt_resume(lib):
     g.add_edge("ask", "last")
     app = g.compile(checkpointer=lib.InMemorySaver())
     return app, [{"items": ["in"]}, Call(lib.Command(resume="yes"))], thread()
+
+
+@scenario(durabilities=CP)
+def delta_replay_from_earlier_checkpoint(lib):
+    """A replay from a checkpoint the thread moved past (its fork checkpoint snapshots the
+    delta channel with a bumped version: nothing on the old branch is replayed), then a
+    run continuing the new branch."""
+
+    class S(TypedDict, total=False):
+        items: Annotated[list, _delta(lib, 50)]
+
+    g = lib.StateGraph(S)
+    g.add_node("a", lambda s: {"items": [f"a{len(s['items'])}"]})
+    g.add_node("b", lambda s: {"items": [f"b{len(s['items'])}"]})
+    g.add_edge(lib.START, "a")
+    g.add_edge("a", "b")
+    app = g.compile(checkpointer=lib.InMemorySaver())
+
+    def before_b(graph):
+        snaps = list(graph.get_state_history(thread()))
+        return [s for s in snaps if s.next == ("b",)][-1].config
+
+    inputs = [{"items": ["x"]}, {"items": ["y"]}, Call(None, config=before_b), {"items": ["z"]}]
+    return app, inputs, thread()
