@@ -186,3 +186,12 @@ def test_ensure_config_inherits_langchain_ambient_config() -> None:
         "ls_agent_type": "sub",
     }
     assert own["configurable"] == {"thread_id": "child"}
+
+
+def test_typing_module() -> None:
+    import warpgraph.typing as wt
+
+    assert set(wt.__all__) <= set(dir(wt))
+    assert wt.ContextT.__default__ is None
+    assert wt.InputT.__default__ is wt.StateT and wt.OutputT.__default__ is wt.StateT
+    assert wt.StateT_co.__covariant__ and wt.StateT_contra.__contravariant__
