@@ -7,7 +7,6 @@ from typing import Annotated, TypedDict
 import pytest
 from warpgraph.checkpoint.memory import InMemorySaver
 from warpgraph.graph import START, StateGraph
-from warpgraph.graph.state import _get_node_name
 from warpgraph.pregel._algo import prepare_next_tasks, task_path_str
 from warpgraph.pregel._checkpoint import channels_from_checkpoint, empty_checkpoint
 
@@ -76,19 +75,8 @@ def test_prepared_tasks_match_the_snapshot() -> None:
     assert a.config["metadata"]["langgraph_node"] == "a"
 
 
-def test_task_path_str_and_node_names() -> None:
+def test_task_path_str() -> None:
     assert task_path_str(("__pregel_push", 2)) == "~__pregel_push, 0000000002"
-    assert _get_node_name(lambda x: x) == "<lambda>"
-
-    class Node:
-        def __call__(self, s: dict) -> dict:
-            return s
-
-        def method(self, s: dict) -> dict:
-            return s
-
-    assert _get_node_name(Node()) == "Node"
-    assert _get_node_name(Node().method) == "method"
 
 
 def test_partial_reducer_is_not_compared_with_itself() -> None:
@@ -186,12 +174,3 @@ def test_ensure_config_inherits_langchain_ambient_config() -> None:
         "ls_agent_type": "sub",
     }
     assert own["configurable"] == {"thread_id": "child"}
-
-
-def test_typing_module() -> None:
-    import warpgraph.typing as wt
-
-    assert set(wt.__all__) <= set(dir(wt))
-    assert wt.ContextT.__default__ is None
-    assert wt.InputT.__default__ is wt.StateT and wt.OutputT.__default__ is wt.StateT
-    assert wt.StateT_co.__covariant__ and wt.StateT_contra.__contravariant__

@@ -17,7 +17,7 @@ from warpgraph.channels.last_value import LastValue
 from warpgraph.constants import END, START
 from warpgraph.graph._branch import BranchSpec, branch_name
 from warpgraph.graph._node import StateNodeSpec, infer_node_hints, node_name, plain_name
-from warpgraph.graph._schema import _channel_in, get_channel, get_channels
+from warpgraph.graph._schema import get_channels
 from warpgraph.warnings import LangGraphDeprecatedSinceV05 as V05
 from warpgraph.warnings import LangGraphDeprecatedSinceV10 as V10
 
@@ -67,15 +67,11 @@ def _warn_invalid_state_schema(schema: Any) -> None:
     )
 
 
-def _get_node_name(node: Any) -> str:
-    """LangGraph's private helper: a node's `__name__`, else its class name."""
-    name = getattr(node, "__name__", None)
-    return name if name is not None else type(node).__name__
+def _get_channel(name: str, annotation: Any, *, allow_managed: bool = True) -> Any:
+    """LangGraph's private name for the channel of one state key (its tests import it)."""
+    from warpgraph.graph._schema import get_channel
 
-
-# LangGraph's private names for the schema readers (its tests import them from here)
-_get_channel = get_channel
-_is_field_channel = _channel_in
+    return get_channel(name, annotation, allow_managed=allow_managed)
 
 
 def _deprecated_kwarg(kwargs: dict[str, Any], old: str, new: str, category: type) -> Any:
