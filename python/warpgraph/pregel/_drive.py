@@ -156,10 +156,11 @@ def _steps(
             if kind is RUN:
                 if session is not None:
                     yield ("flush",)  # the previous step's checkpoint commits before this one
+            elif kind == "get_delta_history":  # a DeltaChannel's history (pregel/_delta.py)
+                value = yield op
             elif kind == "get_tuple":
                 value = yield ("get_tuple", op[1])
-            elif kind == "get_before" or kind == "get_delta_history":
-                # a subgraph under a replay (pregel/_replay.py); a DeltaChannel's history
+            elif kind == "get_before":  # a subgraph under a replay (pregel/_replay.py)
                 value = yield op
             else:
                 if session.inflight:

@@ -223,13 +223,13 @@ class PregelLoop:
         self.subgraph_stream = False
         # node error handlers (`_handlers.py`), None when the graph has none
         self._handlers = getattr(graph, "node_error_handler_map", None) or None
+        # DeltaChannel bookkeeping (`_delta.py`), None when the graph has no DeltaChannel
+        self._delta = DeltaRun(graph._delta_channels, self) if graph._delta_channels else None
         # the run's drain signal (`RunControl`), checked before each step runs
         rt = conf.get(_c.CONFIG_KEY_RUNTIME)
         self.control = getattr(rt, "control", None)
         # configurable["__pregel_node_finished"]: called with the name of each finished task
         self._node_finished = conf.get(_c.CONFIG_KEY_NODE_FINISHED)
-        # DeltaChannel bookkeeping (`_delta.py`), None when the graph has no DeltaChannel
-        self._delta = DeltaRun(graph._delta_channels, self) if graph._delta_channels else None
 
     # ------------------------------------------------------------------ emit helpers
     def _emit(self, mode: str, payload: Any) -> None:

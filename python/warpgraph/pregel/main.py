@@ -27,7 +27,6 @@ from warpgraph.errors import (
 )
 from warpgraph.pregel import _engine
 from warpgraph.pregel._checkpoint import SnapshotMixin
-from warpgraph.pregel._delta import delta_specs
 from warpgraph.pregel._drive import adrive, drive, setup_loop
 from warpgraph.pregel._io import invoke_result, latest_output, map_output_chunk
 from warpgraph.pregel._loop import PregelLoop
@@ -136,6 +135,8 @@ class Pregel(SnapshotMixin, UpdateMixin):
             self._untracked_cache = frozenset(
                 k for k, v in chans.items() if isinstance(v, UntrackedValue)
             )
+            from warpgraph.pregel._delta import delta_specs
+
             self._delta_cache = delta_specs(chans)
             managed = {k: v for k, v in self.channels.items() if not isinstance(v, BaseChannel)}
             self._managed_cache = {
