@@ -143,6 +143,12 @@ def _current() -> Any:
     return config
 
 
+def _lc_current() -> Any:
+    """LangChain's current child config (set by a LangChain runnable running this code)."""
+    var = lc_config_var()
+    return var.get() if var is not None else None
+
+
 def current_config() -> RunnableConfig | None:
     """The current task config, or None outside a task."""
     return _current()
@@ -319,7 +325,7 @@ def ensure_config(*configs: RunnableConfig | None) -> RunnableConfig:
         CONF: {},
     }
     inherited_tags: set[str] = set()
-    if ambient := _current():
+    if ambient := _current() or _lc_current():
         for k, v in ambient.items():
             if _not_empty(v):
                 out[k] = v.copy() if k in _COPIABLE_KEYS and hasattr(v, "copy") else v

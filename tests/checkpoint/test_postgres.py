@@ -507,3 +507,25 @@ def test_scratch_server_listens_on_loopback_only_and_is_removed(pg_server) -> No
     with pytest.raises(psycopg.OperationalError):
         psycopg.connect(server.dsn, connect_timeout=5)
     server.stop()  # idempotent
+
+
+def test_prune_keep_latest_refuses_delta_channel_threads(saver: PostgresSaver) -> None:
+    """(LangGraph's rule) a DeltaChannel's latest value is rebuilt from older checkpoints,
+    so keep_latest refuses a thread that uses one and prunes nothing; delete still works."""
+    plain = saver.put(_cfg("plain"), _checkpoint({"n": [1]}, {"n": 1}), {}, {"n": 1})
+    saver.put(plain, _checkpoint({"n": [2]}, {"n": 2}), {}, {"n": 2})
+    c1 = saver.put(_cfg("d"), _checkpoint({}, {"items": 1}), {}, {"items": 1})
+    saver.put(
+        c1,
+        _checkpoint({}, {"items": 2}),
+        {"counters_since_delta_snapshot": {"items": [1, 1]}},
+        {"items": 2},
+    )
+    with pytest.raises(NotImplementedError, match="use a DeltaChannel: d"):
+        saver.prune(["plain", "d"], strategy="keep_latest")
+    assert len(list(saver.list(_cfg("plain")))) == 2
+    assert len(list(saver.list(_cfg("d")))) == 2
+    saver.prune(["plain"], strategy="keep_latest")
+    assert len(list(saver.list(_cfg("plain")))) == 1
+    saver.prune(["d"], strategy="delete")
+    assert list(saver.list(_cfg("d"))) == []

@@ -469,3 +469,97 @@ def replay_three_levels_and_parallel_subgraphs(lib, saver):
     for ns in ("mid", "side", "mid|inner"):
         yield history(app, {"configurable": {"thread_id": "t1", "checkpoint_ns": ns}})
     yield history(app, c)
+
+
+# --------------------------------------------------------------------------- DeltaChannel
+def _delta_reducer(current: list, writes: list) -> list:
+    out = list(current)
+    for w in writes:
+        out.extend(w if isinstance(w, list) else [w])
+    return out
+
+
+def delta_chain(lib: Any, freq: int, names: str = "abc", *, binop: bool = False) -> Any:
+    """`chain` whose `value` is a DeltaChannel (or, with `binop`, the operator.add channel
+    a thread written before the migration used)."""
+    if binop:
+        channel: Any = operator.add
+    else:
+        delta = lib.module("channels.delta").DeltaChannel
+        channel = delta(_delta_reducer, snapshot_frequency=freq)
+    state = TypedDict("DeltaVal", {"value": Annotated[list, channel]})  # type: ignore[misc]
+    g = lib.StateGraph(state)
+    for n in names:
+        g.add_node(n, _node(n))
+    g.add_edge(lib.START, names[0])
+    for x, y in itertools.pairwise(names):
+        g.add_edge(x, y)
+    return g
+
+
+def delta_listing(app: Any, config: dict, saver: Any) -> Any:
+    """The saver's checkpoints, except on SQLite: LangGraph's SqliteSaver keeps a value only
+    in the checkpoint that stored it, warpgraph's finds it by version (as both InMemorySavers
+    do), so a checkpoint after a DeltaChannel snapshot lists the snapshot too there (the
+    states read back, compared above, are the same)."""
+    if "Sqlite" not in type(saver).__name__:
+        yield Call("checkpoints", app, (config,))
+
+
+@script
+def delta_update_state_and_bulk(lib, saver):
+    """update_state on a new thread (snapshotted), after runs (counters, snapshots at the
+    cadence), several updates of one superstep (own task ids), as input and at END."""
+    app = delta_chain(lib, 3).compile(checkpointer=saver)
+    su = lib.types.StateUpdate
+    yield Call("update_state", app, (cfg("new"), {"value": ["u0"]}, "a"))
+    yield Call("get_state", app, (cfg("new"),))
+    yield Call("invoke", app, ({"value": ["in"]}, cfg()))
+    yield Call("update_state", app, (cfg(), {"value": ["u1"]}, "b"))
+    yield Call("update_state", app, (cfg(), {"value": ["u2"]}, "c"))
+    yield Call(
+        "bulk_update_state",
+        app,
+        (cfg(), [[su({"value": ["x"]}, "a", "task-1"), su({"value": ["y"]}, "b", "task-2")]]),
+    )
+    yield Call("update_state", app, (cfg(), {"value": ["as-input"]}, "__input__"))
+    yield Call("update_state", app, (cfg(), {"value": lib.Overwrite(["over"])}, "c"))
+    yield Call("invoke", app, (None, cfg()))
+    yield Call("get_state", app, (cfg(),))
+    yield history(app, cfg())
+    yield from delta_listing(app, cfg(), saver)
+
+
+@script
+def delta_time_travel_and_fork(lib, saver):
+    """Runs on a delta thread, then a replay from an earlier checkpoint and an update on a
+    checkpoint the thread moved past (a fork: snapshots instead of writes on the base)."""
+    app = delta_chain(lib, 2).compile(checkpointer=saver)
+    c = cfg()
+    yield Call("invoke", app, ({"value": ["one"]}, c))
+    yield Call("invoke", app, ({"value": ["two"]}, c))
+    hist = yield history(app, c)
+    before_b = [s for s in hist if s.next == ("b",)][-1]
+    yield Call("invoke", app, (None, before_b.config))
+    forked = yield Call("update_state", app, (before_b.config, {"value": ["forked"]}, "a"))
+    yield Call("get_state", app, (forked,))
+    yield Call("invoke", app, (None, forked))
+    yield Call("get_state", app, (c,))
+    yield history(app, c)
+    yield from delta_listing(app, c, saver)
+
+
+@script
+def delta_migrated_thread(lib, saver):
+    """A thread written with operator.add read and continued after the field became a
+    DeltaChannel (seeded by the stored values)."""
+    old = delta_chain(lib, 2, binop=True).compile(checkpointer=saver)
+    new = delta_chain(lib, 2).compile(checkpointer=saver)
+    c = cfg()
+    yield Call("invoke", old, ({"value": ["old"]}, c))
+    yield Call("get_state", new, (c,))
+    yield Call("invoke", new, ({"value": ["new"]}, c))
+    yield Call("update_state", new, (c, {"value": ["upd"]}, "c"))
+    yield Call("get_state", new, (c,))
+    yield history(new, c)
+    yield from delta_listing(new, c, saver)

@@ -16,7 +16,13 @@ SQL_APIS = ("invoke", "multi")
 # durability on an SQL saver: LangGraph serialises the checkpoint in the background, after
 # the next step may have changed a channel's live value in place (a Topic that
 # accumulates), so they run under their explicit durabilities only
-REFERENCE_RACES = {"ephemeral_and_topic"}
+REFERENCE_RACES = {"ephemeral_and_topic", "delta_parallel_writers_and_overwrite"}
+# scenarios whose checkpoint listing on LangGraph's SqliteSaver differs by design: that saver
+# keeps a checkpoint's values only in the checkpoint that stored them, warpgraph's SQLite
+# saver (like both libraries' InMemorySaver and PostgresSaver) finds a value by its version,
+# so a checkpoint after a DeltaChannel snapshot that left the channel unchanged lists the
+# snapshot too (the state read back is the same: tests/unit/test_delta_channel.py)
+SQLITE_VALUES_BY_VERSION = {"delta_messages_get_ids"}
 # scenarios that seed checkpoints LangGraph's PostgresSaver cannot store: a pre-v4
 # checkpoint's `pending_sends` (Send objects) go into its JSONB column as they are
 POSTGRES_REFERENCE_CANNOT_STORE = {"old_layout_pending_sends"}
@@ -54,7 +60,7 @@ def test_saver_scenarios_exist():
     assert len(SAVER_SCENARIOS) >= 10, [s.name for s in SAVER_SCENARIOS]
 
 
-@pytest.mark.parametrize(("scn", "api", "durability"), _params())
+@pytest.mark.parametrize(("scn", "api", "durability"), _params(SQLITE_VALUES_BY_VERSION))
 def test_sqlite(scn, api, durability):
     compare_sync(scn, api, durability, saver=SaverKind("sqlite"))
 

@@ -9,11 +9,21 @@ from collections.abc import Callable, Sequence
 from inspect import Parameter, signature
 from typing import Any
 
+from warpgraph._internal._field_defaults import (
+    _is_optional_type,
+    _is_required_type,
+    get_enhanced_type_hints,
+    get_field_default,
+)
 from warpgraph._internal._typing import MISSING
 
 __all__ = (
+    "_is_optional_type",
+    "_is_required_type",
     "check_reducer_arity",
     "get_cached_annotated_keys",
+    "get_enhanced_type_hints",
+    "get_field_default",
     "get_update_as_tuples",
 )
 

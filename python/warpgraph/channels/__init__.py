@@ -3,6 +3,7 @@
 from warpgraph.channels.any_value import AnyValue
 from warpgraph.channels.base import BaseChannel
 from warpgraph.channels.binop import BinaryOperatorAggregate
+from warpgraph.channels.delta import DeltaChannel
 from warpgraph.channels.ephemeral_value import EphemeralValue
 from warpgraph.channels.last_value import LastValue, LastValueAfterFinish
 from warpgraph.channels.named_barrier_value import (
@@ -16,6 +17,7 @@ __all__ = (
     "AnyValue",
     "BaseChannel",
     "BinaryOperatorAggregate",
+    "DeltaChannel",
     "EphemeralValue",
     "LastValue",
     "LastValueAfterFinish",

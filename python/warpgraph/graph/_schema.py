@@ -61,6 +61,8 @@ def _channel_in(typ: Any) -> BaseChannel | None:
     """`Annotated[T, channel]` or `Annotated[T, ChannelClass]` -> that channel."""
     for item in getattr(typ, "__metadata__", ()):
         if isinstance(item, BaseChannel):
+            if hasattr(typ, "__origin__") and hasattr(item, "with_type"):  # a DeltaChannel
+                return item.with_type(typ.__origin__)
             return item
         if isclass(item) and issubclass(item, BaseChannel):
             return item(getattr(typ, "__origin__", typ))

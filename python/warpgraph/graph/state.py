@@ -71,6 +71,13 @@ def _warn_invalid_state_schema(schema: Any) -> None:
     )
 
 
+def _get_channel(name: str, annotation: Any, *, allow_managed: bool = True) -> Any:
+    """LangGraph's private name for the channel of one state key (its tests import it)."""
+    from warpgraph.graph._schema import get_channel
+
+    return get_channel(name, annotation, allow_managed=allow_managed)
+
+
 def _deprecated_kwarg(kwargs: dict[str, Any], old: str, new: str, category: type) -> Any:
     value = kwargs.pop(old, MISSING)
     if value is not MISSING:
@@ -227,7 +234,9 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
             (
                 k
                 for k, c in channels.items()
-                if self.channels.setdefault(k, c) != c and not isinstance(c, LastValue)
+                if (old := self.channels.setdefault(k, c)) is not c
+                and old != c
+                and not isinstance(c, LastValue)
             ),
             None,
         )

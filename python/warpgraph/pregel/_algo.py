@@ -667,3 +667,8 @@ def sanitize_send(packet: Any, untracked: frozenset) -> Any:
     if not isinstance(packet.arg, dict):
         return packet
     return Send(packet.node, {k: v for k, v in packet.arg.items() if k not in untracked})
+
+
+# LangGraph's free-standing helpers (its tests and tools import them from here)
+from warpgraph.pregel._engine import task_path_str  # noqa: F401
+from warpgraph.pregel._standalone import prepare_next_tasks  # noqa: F401

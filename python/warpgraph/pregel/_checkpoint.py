@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+import os
+from collections.abc import AsyncIterator, Iterator, Mapping
 from typing import Any
 
 from warpgraph._internal._constants import (
@@ -24,11 +25,54 @@ from warpgraph.config import (
     recast_checkpoint_ns,
 )
 from warpgraph.pregel import _engine
+from warpgraph.pregel._delta import ahydrated, hydrated
 from warpgraph.pregel._io import read_channels
 from warpgraph.pregel._persist import foreign_tuple
+from warpgraph.pregel._standalone import channels_from_checkpoint, empty_checkpoint
 from warpgraph.pregel.debug import read_task_statuses, tasks_w_writes
 
-__all__ = ("SnapshotMixin", "copy_checkpoint", "patch_checkpoint_map")
+__all__ = (
+    "DELTA_MAX_SUPERSTEPS_SINCE_SNAPSHOT",
+    "SnapshotMixin",
+    "channels_from_checkpoint",
+    "copy_checkpoint",
+    "delta_channels_to_snapshot",
+    "empty_checkpoint",
+    "exit_delta_task_id",
+    "patch_checkpoint_map",
+)
+
+# Supersteps after which a DeltaChannel snapshots even when it is no longer written (bounds
+# the history a load walks); read at each checkpoint (`_delta.superstep_bound`)
+DELTA_MAX_SUPERSTEPS_SINCE_SNAPSHOT = int(
+    os.environ.get("LANGGRAPH_DELTA_MAX_SUPERSTEPS_SINCE_SNAPSHOT", "5000")
+)
+
+
+def delta_channels_to_snapshot(
+    channels: Mapping[str, Any],
+    counters_since_delta_snapshot: Mapping[str, Any],
+    channel_versions: Mapping[str, Any] | None = None,
+) -> set[str]:
+    """The DeltaChannels of `channels` (live channel objects) due for a snapshot: their
+    update count reached `snapshot_frequency` or their supersteps count the bound. With
+    `channel_versions`, channels without a version (never written) are left out."""
+    from warpgraph.pregel._delta import delta_specs, due
+
+    specs = delta_specs(channels)
+    return due(
+        specs,
+        counters_since_delta_snapshot,
+        channel_versions,
+        lambda k: specs[k].is_available(),
+    )
+
+
+def exit_delta_task_id(step: int, task_id: str) -> str:
+    """See `warpgraph.pregel._delta.exit_delta_task_id`."""
+    from warpgraph.pregel._delta import exit_delta_task_id as made
+
+    return made(step, task_id)
 
 
 def copy_checkpoint(checkpoint: dict) -> dict:
@@ -208,6 +252,8 @@ class SnapshotMixin:
             return sub[0].get_state(sub[1], subgraphs=subgraphs)
         config = self._own(self._snapshot_config(config))
         saved = foreign_tuple(saver, saver.get_tuple(config))
+        if self._delta_channels:  # type: ignore[attr-defined]
+            saved = hydrated(self, saver, saved)
         states = None
         if subgraphs:
             states = {
@@ -224,6 +270,8 @@ class SnapshotMixin:
             return await sub[0].aget_state(sub[1], subgraphs=subgraphs)
         config = self._own(self._snapshot_config(config))
         saved = foreign_tuple(saver, await saver.aget_tuple(config))
+        if self._delta_channels:  # type: ignore[attr-defined]
+            saved = await ahydrated(self, saver, saved)
         states = None
         if subgraphs:
             states = {
@@ -265,7 +313,10 @@ class SnapshotMixin:
             return
         config = self._own(self._history_config(config))
         for tup in list(saver.list(config, before=before, limit=limit, filter=filter)):
-            yield self._prepare_snapshot(tup.config, foreign_tuple(saver, tup))
+            tup = foreign_tuple(saver, tup)
+            if self._delta_channels:  # type: ignore[attr-defined]
+                tup = hydrated(self, saver, tup)
+            yield self._prepare_snapshot(tup.config, tup)
 
     async def aget_state_history(
         self,
@@ -285,4 +336,7 @@ class SnapshotMixin:
         config = self._own(self._history_config(config))
         tups = [t async for t in saver.alist(config, before=before, limit=limit, filter=filter)]
         for tup in tups:
-            yield self._prepare_snapshot(tup.config, foreign_tuple(saver, tup))
+            tup = foreign_tuple(saver, tup)
+            if self._delta_channels:  # type: ignore[attr-defined]
+                tup = await ahydrated(self, saver, tup)
+            yield self._prepare_snapshot(tup.config, tup)

@@ -104,6 +104,7 @@ _ASYNC_NAMES = {
     "flush": "aflush",
     "get_tuple": "aget_tuple",
     "get_before": "aget_before",
+    "get_delta_history": "aget_delta_history",
     "direct": "adirect",
     "commit": "acommit",
     "await_inflight": "await_inflight",
@@ -154,6 +155,8 @@ def _steps(
             if kind is RUN:
                 if session is not None:
                     yield ("flush",)  # the previous step's checkpoint commits before this one
+            elif kind == "get_delta_history":  # a DeltaChannel's history (pregel/_delta.py)
+                value = yield op
             elif kind == "get_tuple":
                 value = yield ("get_tuple", op[1])
             elif kind == "get_before" or kind is CACHE_OP:

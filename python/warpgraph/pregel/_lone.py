@@ -63,6 +63,7 @@ def lone_steps_ok(loop: Any) -> bool:
         and type(conf.get(CONFIG_KEY_RUNTIME)) is Runtime
         and _RT_FIELDS == _RT_STD
         and "run_name" not in loop._task_base
+        and loop._delta is None
     )
 
 

@@ -51,6 +51,9 @@ from warpgraph.pregel._algo import (
     sanitize_send,
     task_base_config,
 )
+from warpgraph.pregel._delta import COUNTERS as DELTA_COUNTERS
+from warpgraph.pregel._delta import DeltaRun, set_counters
+from warpgraph.pregel._delta_ids import stamp_ids
 from warpgraph.pregel._handlers import handler_task, resume_handlers
 from warpgraph.pregel._io import (
     interrupt_chunk,
@@ -223,6 +226,8 @@ class PregelLoop:
         self.subgraph_stream = False
         # node error handlers (`_handlers.py`), None when the graph has none
         self._handlers = getattr(graph, "node_error_handler_map", None) or None
+        # DeltaChannel bookkeeping (`_delta.py`), None when the graph has no DeltaChannel
+        self._delta = DeltaRun(graph._delta_channels, self) if graph._delta_channels else None
         # the run's drain signal (`RunControl`), checked before each step runs
         rt = conf.get(_c.CONFIG_KEY_RUNTIME)
         self.control = getattr(rt, "control", None)
@@ -382,6 +387,8 @@ class PregelLoop:
             self.checkpoint_metadata = saved.metadata
             self.pending_writes = [(str(t), c, v) for t, c, v in (saved.pending_writes or ())]
             self._pending_ids = {w[0] for w in self.pending_writes}
+        if self._delta is not None:  # (its values rebuilt from the saver's history)
+            checkpoint = yield from self._delta.enter(self, saved, checkpoint)
         self.checkpoint_v = checkpoint.get("v", 4) if checkpoint else 4
         self.engine = _engine.Engine(self._spec, checkpoint)
         self.has_versions = bool(checkpoint and checkpoint.get("channel_versions"))
@@ -421,6 +428,8 @@ class PregelLoop:
         self.is_replaying = time_travel or superseded
         if time_travel:
             self.pending_writes = [w for w in self.pending_writes if w[1] != RESUME]
+        if self._delta is not None:
+            self._delta.first(self, is_resuming)
         forks = (
             is_resuming
             and time_travel
@@ -445,6 +454,8 @@ class PregelLoop:
             if not grouped and not resume_is_map:
                 raise EmptyCommandError("Received empty Command input")
             for tid, ws in grouped.items():
+                if self._delta is not None:
+                    self._delta.command_writes(tid, ws, forks)
                 if forks:
                     carried.extend((tid, c, v) for c, v in ws)
                 else:
@@ -464,6 +475,9 @@ class PregelLoop:
                 yield from self._put_checkpoint({"source": "fork"})
             self._emit_values(True)
         elif input_writes := map_input(self.graph.input_channels, inp):
+            if self._delta is not None:
+                self._delta.input(self, input_writes)
+                yield from self._flush_io()
             discard = self.engine.prepare_next_tasks(
                 self.checkpoint_id, self.parent_ns, self.step, self.checkpoint_v
             )
@@ -601,6 +615,8 @@ class PregelLoop:
     ) -> None:
         if not writes:
             return
+        if self._delta is not None and type(writes) is not tuple:
+            stamp_ids(self._delta.specs, writes)  # (before they are saved or applied)
         self._written = True
         if self.saver is None and task_id != NULL_TASK_ID:
             # nothing reads pending writes of a run without a checkpointer except the
@@ -702,6 +718,8 @@ class PregelLoop:
             step_writes = [(t.name, t.path, t.triggers, t.writes)]
         else:
             step_writes = [(t.name, t.path, t.triggers, t.writes) for t in tasks]
+        if self._delta is not None:
+            self._delta.applied(self, tasks)
         updated = self._cp_updated = self.engine.apply_writes(step_writes, self.next_version)
         if (
             updated
@@ -739,6 +757,11 @@ class PregelLoop:
         exiting = metadata is self.checkpoint_metadata
         if exiting and self.checkpoint_id == self.checkpoint_id_saved:
             return
+        delta = self._delta
+        if delta is not None:
+            counters = delta.counters(
+                self, metadata, exiting, self.checkpoint_metadata.get(DELTA_COUNTERS)
+            )
         if not exiting:
             metadata["step"] = self.step
             metadata["parents"] = self.conf.get(CONFIG_KEY_CHECKPOINT_MAP, {})
@@ -749,6 +772,8 @@ class PregelLoop:
             self.step += 1
             return
         do_cp = exiting or self.durability != "exit"
+        if delta is not None and not do_cp:
+            set_counters(metadata, counters, ())
         new_versions = envelope = None
         if do_cp and not exiting:  # id, checkpoint (+ envelope), new versions: one crossing
             self.checkpoint_id, cp, envelope, new_versions = self.engine.next_checkpoint(
@@ -779,6 +804,10 @@ class PregelLoop:
                 and cconf[CONFIG_KEY_CHECKPOINT_NS] == self.parent_ns
             ):  # (an equal config may be shared: see `_shares_inputs`)
                 cc = {**cc, CONF: {**cconf, CONFIG_KEY_CHECKPOINT_NS: self.parent_ns}}
+            if delta is not None:
+                if new_versions is None:
+                    new_versions = self.engine.new_versions(self.checkpoint_previous_versions)
+                new_versions, envelope = delta.store(self, cp, counters, new_versions, envelope)
             if new_versions is None:
                 new_versions = self.engine.new_versions(self.checkpoint_previous_versions)
             self.checkpoint_previous_versions = (
@@ -823,6 +852,8 @@ class PregelLoop:
         if self.durability == "exit" and (
             not self.is_nested or exc is not None or all(NS_END not in p for p in self.ns)
         ):
+            if self._delta is not None:
+                yield from self._delta.exit_ops(self)
             yield from self._put_checkpoint(self.checkpoint_metadata)
             yield from self._put_pending_writes()
         if isinstance(exc, GraphInterrupt) and not self.is_nested:

@@ -521,6 +521,19 @@ class SaverSession:
         saved = next(iter(self.saver.list(config, before=_before(checkpoint_id), limit=1)), None)
         return self._read_before(config, saved, self.saver.get_tuple)
 
+    def get_delta_history(self, config: dict, channels: list[str]) -> Any:
+        """The saver's `get_delta_channel_history` (once this run's writes are stored)."""
+        self.flush()
+        if self.root is not None and self._settles(config):
+            self.root.writer.flush()  # type: ignore[union-attr]
+        return self.saver.get_delta_channel_history(config=config, channels=channels)
+
+    async def aget_delta_history(self, config: dict, channels: list[str]) -> Any:
+        await self.aflush()
+        if self.root is not None and self._settles(config):
+            await self._asettle()
+        return await self.saver.aget_delta_channel_history(config=config, channels=channels)
+
     def _read_before(self, config: dict, saved: Any, get_tuple: Any) -> Any:
         if self.foreign is not None:
             saved = from_foreign(saved, self.foreign)

@@ -42,6 +42,7 @@ from warpgraph.constants import END
 from warpgraph.errors import InvalidUpdateError
 from warpgraph.pregel import _engine, _persist
 from warpgraph.pregel._algo import _local_read, now
+from warpgraph.pregel._delta import DELTA_HISTORY, UpdateDelta, load
 from warpgraph.pregel._io import map_input
 from warpgraph.pregel._persist import _convert, capabilities, foreign_types, from_foreign
 from warpgraph.pregel.debug import read_task_statuses
@@ -125,6 +126,7 @@ class _Base:
     __slots__ = (
         "config",
         "cp_config",
+        "delta",
         "engine",
         "id",
         "ns",
@@ -134,19 +136,23 @@ class _Base:
         "step",
     )
 
-    def __init__(self, graph: Any, config: dict, saved: Any, nv: Any) -> None:
+    def __init__(
+        self, graph: Any, config: dict, saved: Any, nv: Any, delta: Any = None, cp: Any = None
+    ) -> None:
         self.config = config
+        self.delta = delta  # `_delta.UpdateDelta` when the graph has DeltaChannels
         self.nv = nv
         self.saved = saved
         if saved is not None:
             graph._migrate_checkpoint(saved.checkpoint)
+            engine_cp = cp
             cp = saved.checkpoint
             self.id = cp["id"]
             self.prev_versions = dict(cp["channel_versions"])
             self.step = saved.metadata.get("step", -1)
             self.cp_config = patch_configurable(config, saved.config[CONF])
         else:
-            cp = None
+            engine_cp = cp = None
             self.id = _engine.uuid6(-2)
             self.prev_versions = {}
             self.step = -1
@@ -154,7 +160,7 @@ class _Base:
                 config, {CONFIG_KEY_CHECKPOINT_NS: config[CONF].get(CONFIG_KEY_CHECKPOINT_NS, "")}
             )
         self.ns = self.cp_config[CONF].get(CONFIG_KEY_CHECKPOINT_NS, "")
-        self.engine = _engine.Engine(graph._graph_spec, cp)
+        self.engine = _engine.Engine(graph._graph_spec, cp if engine_cp is None else engine_cp)
 
     @property
     def v(self) -> int:
@@ -174,6 +180,8 @@ class _Base:
         cp = engine.create_checkpoint(_engine.uuid6(id_step), now(), None)
         metadata = {"source": source, "step": step, "parents": self.parents}
         new_versions = engine.new_versions(self.prev_versions)
+        if self.delta is not None:
+            new_versions = self.delta.put(self, cp, metadata, new_versions, graph.trigger_to_nodes)
         next_config = yield ("put", self.cp_config, cp, metadata, new_versions)
         return next_config
 
@@ -189,6 +197,8 @@ class _Base:
                 patch_configurable(saver_config, {CONFIG_KEY_CHECKPOINT_ID: None}),
             )
             if latest is not None and latest.checkpoint["id"] != self.id:
+                if self.delta is not None:
+                    self.delta.not_stored(w for _t, ws, _p in tasks for w in ws)
                 return
         for task_id, writes, path in tasks:
             if own := [w for w in writes if w[0] != PUSH]:
@@ -214,7 +224,13 @@ def _superstep(
 ) -> Ops:
     config = graph._own_checkpoint_config(ensure_config(graph.config, input_config))
     saved = yield ("get_tuple", config)
-    base = _Base(graph, config, saved, nv)
+    if graph._delta_channels:  # (the engine holds their values rebuilt from the history)
+        specs = graph._delta_channels
+        delta = UpdateDelta(specs, saved, is_first)
+        cp = None if saved is None else (yield from load(specs, saved.checkpoint, saved.config))
+        base = _Base(graph, config, saved, nv, delta, cp)
+    else:
+        base = _Base(graph, config, saved, nv)
     values, as_node = updates[0][:2]
     if values is None and as_node == END:
         if len(updates) > 1:
@@ -253,6 +269,8 @@ def _as_input(graph: Any, base: _Base, values: Any, is_first: bool) -> Ops:
     writes = list(map_input(graph.input_channels, values))
     if not writes:
         raise InvalidUpdateError(f"Received no input writes for {graph.input_channels}")
+    if base.delta is not None:
+        base.delta.writes(writes, as_input=True)
     yield from base.store_writes(
         base.config, [(str(uuid5(UUID(base.id), INPUT)), writes, None)], is_first
     )
@@ -364,6 +382,8 @@ def _as_nodes(graph: Any, base: _Base, updates: Sequence[Any], is_first: bool) -
             },
         )
         yield ("writers", run, values, run_config)
+        if base.delta is not None:
+            base.delta.writes(writes)
         tasks.append((task_id, (INTERRUPT, i), writes, as_node))
     yield from base.store_writes(
         base.config,
@@ -437,6 +457,8 @@ def drive_update(machine: Ops, saver: Any) -> Any:
         kind = op[0]
         if kind == "get_tuple":
             value = s.read(saver.get_tuple(op[1]))
+        elif kind == DELTA_HISTORY:
+            value = saver.get_delta_channel_history(config=op[1], channels=op[2])
         elif kind == "put":
             value = saver.put(*s.put_args(op))
         elif kind == "put_writes":
@@ -458,6 +480,8 @@ async def adrive_update(machine: Ops, saver: Any) -> Any:
         kind = op[0]
         if kind == "get_tuple":
             value = s.read(await saver.aget_tuple(op[1]))
+        elif kind == DELTA_HISTORY:
+            value = await saver.aget_delta_channel_history(config=op[1], channels=op[2])
         elif kind == "put":
             value = await saver.aput(*s.put_args(op))
         elif kind == "put_writes":

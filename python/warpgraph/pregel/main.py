@@ -158,6 +158,9 @@ class Pregel(
             self._untracked_cache = frozenset(
                 k for k, v in chans.items() if isinstance(v, UntrackedValue)
             )
+            from warpgraph.pregel._delta import delta_specs
+
+            self._delta_cache = delta_specs(chans)
             managed = {k: v for k, v in self.channels.items() if not isinstance(v, BaseChannel)}
             self._managed_cache = {
                 n: [(k, _managed_getter(managed[k]) if k in managed else None) for k in p.channels]
@@ -192,6 +195,12 @@ class Pregel(
     def _untracked_channels(self) -> frozenset:
         self._graph_spec  # noqa: B018
         return self._untracked_cache
+
+    @property
+    def _delta_channels(self) -> dict:
+        """The DeltaChannels (name -> spec); empty for most graphs."""
+        self._graph_spec  # noqa: B018
+        return self._delta_cache
 
     @property
     def _managed_reads(self) -> dict:

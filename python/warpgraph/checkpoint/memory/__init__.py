@@ -22,6 +22,7 @@ from warpgraph.checkpoint.base import (
     get_checkpoint_metadata,
     writes_sort_key,
 )
+from warpgraph.checkpoint.memory._delta import memory_delta_history
 from warpgraph.checkpoint.memory._persistent import PersistentDict
 from warpgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
@@ -439,6 +440,18 @@ class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAs
     async def alist(self, config: RunnableConfig | None, **kwargs: Any) -> AsyncIterator[Any]:
         for item in self.list(config, **kwargs):
             yield item
+
+    def get_delta_channel_history(
+        self, *, config: RunnableConfig, channels: Sequence[str]
+    ) -> Any:
+        """Per channel: the writes on the parent chain since its nearest stored value (oldest
+        first) and that value as `seed` (absent when the walk reached the root)."""
+        return memory_delta_history(self, config, channels)
+
+    async def aget_delta_channel_history(
+        self, *, config: RunnableConfig, channels: Sequence[str]
+    ) -> Any:
+        return memory_delta_history(self, config, channels)
 
     def get_next_version(self, current: str | int | None, channel: None) -> str:
         """`f"{n + 1:032}.{random.random():016}"` where n is the integer part of `current`."""

@@ -387,6 +387,12 @@ DELETE FROM {BLOBS} b WHERE b.thread_id = ANY(%(t)s) AND NOT EXISTS (
         AND cv.channel = b.channel AND cv.version = b.version)"""
 
 
+# threads with a checkpoint that counts DeltaChannel updates since their last snapshot (every
+# checkpoint of a thread using one does, except those that snapshot all of them)
+PRUNE_DELTA_THREADS_SQL = f"""SELECT DISTINCT thread_id FROM {CHECKPOINTS}
+WHERE thread_id = ANY(%(t)s) AND metadata ? 'counters_since_delta_snapshot'"""
+
+
 def prune_op(thread_ids: Sequence[str], strategy: str) -> Op:
     """ "keep_latest": latest checkpoint per namespace (+ its writes and blobs); "delete": all."""
     if strategy not in PRUNE_STRATEGIES:
@@ -397,6 +403,14 @@ def prune_op(thread_ids: Sequence[str], strategy: str) -> Op:
     if strategy == "delete":
         yield from delete_threads_op(threads)
     else:
+        # (LangGraph's rule) the latest value of a DeltaChannel is rebuilt from older
+        # checkpoints' writes and snapshots: such threads are refused, nothing is pruned
+        rows = yield Query(PRUNE_DELTA_THREADS_SQL, {"t": threads}, "all")
+        if rows:
+            names = ", ".join(sorted(r[0] for r in rows))
+            raise NotImplementedError(
+                f"keep_latest can't prune threads that use a DeltaChannel: {names}"
+            )
         yield Query(PRUNE_KEEP_LATEST_SQL, {"t": threads})
 
 
