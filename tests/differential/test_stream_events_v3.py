@@ -100,13 +100,12 @@ CASES: dict[str, Case] = {
         lambda lib: _nest(lib, _chain(lib, "p").compile(), before="r").compile(), drill=True
     ),
     "two_levels_drill": Case(
-        lambda lib: _nest(lib, _nest(lib, _chain(lib, "i").compile(), name="in").compile())
-        .compile(),
+        lambda lib: _nest(
+            lib, _nest(lib, _chain(lib, "i").compile(), name="in").compile()
+        ).compile(),
         drill=True,
     ),
-    "siblings_drill": Case(
-        lambda lib: _siblings(lib).compile(), drill=True
-    ),
+    "siblings_drill": Case(lambda lib: _siblings(lib).compile(), drill=True),
     "root_error": Case(lambda lib: _chain(lib, "a", "b", fail="b").compile()),
     "child_error_drill": Case(
         lambda lib: _nest(lib, _chain(lib, "f", fail="f").compile()).compile(), drill=True
@@ -416,7 +415,9 @@ def _mux_trace(lib: Lib, script: list[tuple], aio: bool, end: str) -> Any:
         return [item for _stamp, item in channel._items]
 
     def view(m: Any) -> dict:
-        out: dict[str, Any] = {"log": [(e["method"], e["params"]["data"]) for e in items(m._events)]}
+        out: dict[str, Any] = {
+            "log": [(e["method"], e["params"]["data"]) for e in items(m._events)]
+        }
         out["seq"] = [e.get("seq") for e in items(m._events)]
         for key, channel in m.extensions.items():
             if key not in ("subgraphs", "messages"):
@@ -538,9 +539,12 @@ def _looping_child_caller(lib: Lib, runs: list, depth: int = 1) -> Any:
         async def caller(state: _Count, _child: Any = graph) -> dict:
             return await _child.ainvoke({"count": 0})
 
-        graph = lib.StateGraph(_Count).add_node("caller", caller).add_edge(
-            lib.START, "caller"
-        ).compile()
+        graph = (
+            lib.StateGraph(_Count)
+            .add_node("caller", caller)
+            .add_edge(lib.START, "caller")
+            .compile()
+        )
     return graph
 
 

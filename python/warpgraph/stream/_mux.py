@@ -101,8 +101,7 @@ class StreamMux:
         projection = transformer.init()
         if not isinstance(projection, dict):
             raise TypeError(
-                "StreamTransformer.init() must return a dict, "
-                f"got {type(projection).__name__}"
+                f"StreamTransformer.init() must return a dict, got {type(projection).__name__}"
             )
         taken = sorted(k for k in projection if k in self.extensions)
         if taken:

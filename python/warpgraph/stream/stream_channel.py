@@ -85,9 +85,7 @@ class StreamChannel(Generic[T]):
         if self._is_async != want_async:
             if want_async:
                 raise TypeError("This StreamChannel is bound to sync mode — use 'for' instead.")
-            raise TypeError(
-                "This StreamChannel is bound to async mode — use 'async for' instead."
-            )
+            raise TypeError("This StreamChannel is bound to async mode — use 'async for' instead.")
         if self._subscribed:
             fan_out = ".atee(n)" if want_async else ".tee(n)"
             raise RuntimeError(

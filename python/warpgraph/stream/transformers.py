@@ -364,7 +364,8 @@ class _TasksLifecycleBase(StreamTransformer):
         if not task_id:
             return []
         ended = [
-            child for child, parent_task in self._open.items()
+            child
+            for child, parent_task in self._open.items()
             if parent_task == task_id and child[:-1] == ns
         ]
         out = []
@@ -563,14 +564,18 @@ class SubgraphTransformer(_TasksLifecycleBase):
             try:
                 handle._mux.fail(err)
             except Exception:
-                logger.warning("Error failing the subgraph stream at %s", handle.path, exc_info=True)
+                logger.warning(
+                    "Error failing the subgraph stream at %s", handle.path, exc_info=True
+                )
 
     async def afail(self, err: BaseException) -> None:
         for handle in self._failing(err):
             try:
                 await handle._mux.afail(err)
             except Exception:
-                logger.warning("Error failing the subgraph stream at %s", handle.path, exc_info=True)
+                logger.warning(
+                    "Error failing the subgraph stream at %s", handle.path, exc_info=True
+                )
 
 
 def _mark_terminal(handle: Any, status: SubgraphStatus, error: str | None) -> bool:

@@ -441,9 +441,7 @@ class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAs
         for item in self.list(config, **kwargs):
             yield item
 
-    def get_delta_channel_history(
-        self, *, config: RunnableConfig, channels: Sequence[str]
-    ) -> Any:
+    def get_delta_channel_history(self, *, config: RunnableConfig, channels: Sequence[str]) -> Any:
         """Per channel: the writes on the parent chain since its nearest stored value (oldest
         first) and that value as `seed` (absent when the walk reached the root)."""
         return memory_delta_history(self, config, channels)
