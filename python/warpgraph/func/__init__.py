@@ -223,39 +223,39 @@ class entrypoint(Generic[R]):
         ann = sig.parameters[first].annotation
         input_type = Any if ann is inspect.Signature.empty else ann
         output_type, save_type = self._result_types(sig.return_annotation)
+        # one node: reads the input, writes the returned value to END and what it saves
+        # (`entrypoint.final(save=...)`, else the value) to PREVIOUS for the next run
+        split = ChannelWrite(
+            [
+                ChannelWriteEntry(END, mapper=_return_of),
+                ChannelWriteEntry(PREVIOUS, mapper=_save_of),
+            ]
+        )
+        node = PregelNode(
+            channels=START, triggers=[START], bound=bound, writers=[split], timeout=self.timeout
+        )
+        channels = {
+            START: EphemeralValue(input_type),
+            PREVIOUS: LastValue(save_type, PREVIOUS),
+            END: LastValue(output_type, END),
+        }
+        options = {
+            "checkpointer": self.checkpointer,
+            "store": self.store,
+            "cache": self.cache,
+            "cache_policy": self.cache_policy,
+            "retry_policy": self.retry_policy or (),
+            "context_schema": self.context_schema,
+        }
         graph = Pregel(
-            nodes={
-                func.__name__: PregelNode(
-                    bound=bound,
-                    triggers=[START],
-                    channels=START,
-                    timeout=self.timeout,
-                    writers=[
-                        ChannelWrite(
-                            [
-                                ChannelWriteEntry(END, mapper=_return_of),
-                                ChannelWriteEntry(PREVIOUS, mapper=_save_of),
-                            ]
-                        )
-                    ],
-                )
-            },
-            channels={
-                START: EphemeralValue(input_type),
-                END: LastValue(output_type, END),
-                PREVIOUS: LastValue(save_type, PREVIOUS),
-            },
+            nodes={func.__name__: node},
+            channels=channels,
             input_channels=START,
             output_channels=END,
             stream_channels=END,
+            stream_eager=True,  # task calls' chunks go out as the calls finish
             stream_mode="updates",
-            stream_eager=True,
-            checkpointer=self.checkpointer,
-            store=self.store,
-            cache=self.cache,
-            cache_policy=self.cache_policy,
-            retry_policy=self.retry_policy or (),
-            context_schema=self.context_schema,
+            **options,
         )
         return _with_allowlist(graph, [input_type, output_type, save_type, self.context_schema])
 

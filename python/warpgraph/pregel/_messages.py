@@ -119,25 +119,15 @@ class StreamMessagesHandler(BaseCallbackHandler, _StreamingCallbackHandler):
         for m in _messages_in(value):
             self._emit(meta, m, dedupe=True)
 
-    # -- streaming handler protocol: outputs pass through untouched
-    def tap_output_aiter(self, run_id: UUID, output: Any) -> Any:
-        return output
-
+    # -- streaming handler protocol: what a streamed run yields passes through untouched
     def tap_output_iter(self, run_id: UUID, output: Iterator[T]) -> Iterator[T]:
         return output
 
-    # -- chat models
-    def on_chat_model_start(
-        self,
-        serialized: dict[str, Any],
-        messages: list[list[BaseMessage]],
-        *,
-        run_id: UUID,
-        parent_run_id: UUID | None = None,
-        tags: list[str] | None = None,
-        metadata: dict[str, Any] | None = None,
-        **kwargs: Any,
-    ) -> Any:
+    tap_output_aiter = tap_output_iter
+
+    # -- chat models (langchain passes everything but the first two arguments by keyword)
+    def on_chat_model_start(self, serialized: Any, messages: Any, **kw: Any) -> Any:
+        metadata, tags = kw.get("metadata"), kw.get("tags")
         if not metadata or (tags and TAG_NOSTREAM in tags):
             return
         ns = graph_namespace(metadata)
@@ -146,7 +136,7 @@ class StreamMessagesHandler(BaseCallbackHandler, _StreamingCallbackHandler):
         user_tags = filter_to_user_tags(tags)
         if user_tags is not None:
             metadata["tags"] = user_tags
-        self.metadata[run_id] = (ns, metadata)
+        self.metadata[kw["run_id"]] = (ns, metadata)
 
     def on_llm_new_token(
         self,
