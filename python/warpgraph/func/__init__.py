@@ -68,21 +68,14 @@ class _TaskFunction(Generic[P, T]):
     ) -> None:
         if name is not None:
             func = _renamed(func, name)
-        self.func = func
-        self.retry_policy = retry_policy
-        self.cache_policy = cache_policy
-        self.timeout = timeout
+        self.func, self.timeout = func, timeout
+        self.retry_policy, self.cache_policy = retry_policy, cache_policy
         functools.update_wrapper(self, func)
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> SyncAsyncFuture[T]:
-        return _call_with_options(
-            self.func,
-            args,
-            kwargs,
-            retry_policy=self.retry_policy,
-            cache_policy=self.cache_policy,
-            timeout=self.timeout,
-        )
+        """Schedule the call as a task of the running step; a future of its result."""
+        policies = {"retry_policy": self.retry_policy, "cache_policy": self.cache_policy}
+        return _call_with_options(self.func, args, kwargs, timeout=self.timeout, **policies)
 
     def _cache_ns(self) -> tuple[str, str]:
         return (CACHE_NS_WRITES, identifier(self.func) or "__dynamic__")
