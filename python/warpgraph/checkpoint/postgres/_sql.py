@@ -364,33 +364,38 @@ def copy_thread_op(source_thread_id: str, target_thread_id: str) -> Op:
 
 
 # Keep the latest checkpoint of each (thread, ns), its writes (e.g. a pending interrupt
-# awaiting resume) and the blobs it reads; delete the rest.
+# awaiting resume) and the blobs it reads; delete the rest. One statement, which first finds
+# the threads that use a DeltaChannel (their checkpoints count its updates since the last
+# snapshot: the latest value is rebuilt from older checkpoints, so LangGraph refuses to prune
+# them): if there are any, nothing is deleted and they are returned.
 PRUNE_KEEP_LATEST_SQL = f"""
-WITH keep AS (
+WITH delta AS (
+    SELECT DISTINCT thread_id FROM {CHECKPOINTS}
+    WHERE thread_id = ANY(%(t)s) AND metadata ? 'counters_since_delta_snapshot'
+), keep AS (
     SELECT thread_id, checkpoint_ns, max(checkpoint_id) AS checkpoint_id
     FROM {CHECKPOINTS} WHERE thread_id = ANY(%(t)s) GROUP BY thread_id, checkpoint_ns
 ), dc AS (
-    DELETE FROM {CHECKPOINTS} c WHERE c.thread_id = ANY(%(t)s) AND NOT EXISTS (
+    DELETE FROM {CHECKPOINTS} c WHERE c.thread_id = ANY(%(t)s)
+        AND NOT EXISTS (SELECT 1 FROM delta) AND NOT EXISTS (
         SELECT 1 FROM keep k WHERE k.thread_id = c.thread_id
             AND k.checkpoint_ns = c.checkpoint_ns AND k.checkpoint_id = c.checkpoint_id)
 ), dw AS (
-    DELETE FROM {WRITES} w WHERE w.thread_id = ANY(%(t)s) AND NOT EXISTS (
+    DELETE FROM {WRITES} w WHERE w.thread_id = ANY(%(t)s)
+        AND NOT EXISTS (SELECT 1 FROM delta) AND NOT EXISTS (
         SELECT 1 FROM keep k WHERE k.thread_id = w.thread_id
             AND k.checkpoint_ns = w.checkpoint_ns AND k.checkpoint_id = w.checkpoint_id)
+), db AS (
+    DELETE FROM {BLOBS} b WHERE b.thread_id = ANY(%(t)s)
+        AND NOT EXISTS (SELECT 1 FROM delta) AND NOT EXISTS (
+        SELECT 1 FROM keep k
+        JOIN {CHECKPOINTS} c ON c.thread_id = k.thread_id AND c.checkpoint_ns = k.checkpoint_ns
+            AND c.checkpoint_id = k.checkpoint_id
+        CROSS JOIN LATERAL unnest(c.channels, c.versions) AS cv(channel, version)
+        WHERE k.thread_id = b.thread_id AND k.checkpoint_ns = b.checkpoint_ns
+            AND cv.channel = b.channel AND cv.version = b.version)
 )
-DELETE FROM {BLOBS} b WHERE b.thread_id = ANY(%(t)s) AND NOT EXISTS (
-    SELECT 1 FROM keep k
-    JOIN {CHECKPOINTS} c ON c.thread_id = k.thread_id AND c.checkpoint_ns = k.checkpoint_ns
-        AND c.checkpoint_id = k.checkpoint_id
-    CROSS JOIN LATERAL unnest(c.channels, c.versions) AS cv(channel, version)
-    WHERE k.thread_id = b.thread_id AND k.checkpoint_ns = b.checkpoint_ns
-        AND cv.channel = b.channel AND cv.version = b.version)"""
-
-
-# threads with a checkpoint that counts DeltaChannel updates since their last snapshot (every
-# checkpoint of a thread using one does, except those that snapshot all of them)
-PRUNE_DELTA_THREADS_SQL = f"""SELECT DISTINCT thread_id FROM {CHECKPOINTS}
-WHERE thread_id = ANY(%(t)s) AND metadata ? 'counters_since_delta_snapshot'"""
+SELECT thread_id FROM delta"""
 
 
 def prune_op(thread_ids: Sequence[str], strategy: str) -> Op:
@@ -403,15 +408,12 @@ def prune_op(thread_ids: Sequence[str], strategy: str) -> Op:
     if strategy == "delete":
         yield from delete_threads_op(threads)
     else:
-        # (LangGraph's rule) the latest value of a DeltaChannel is rebuilt from older
-        # checkpoints' writes and snapshots: such threads are refused, nothing is pruned
-        rows = yield Query(PRUNE_DELTA_THREADS_SQL, {"t": threads}, "all")
-        if rows:
+        rows = yield Query(PRUNE_KEEP_LATEST_SQL, {"t": threads}, "all")
+        if rows:  # threads using a DeltaChannel: refused, nothing was pruned
             names = ", ".join(sorted(r[0] for r in rows))
             raise NotImplementedError(
                 f"keep_latest can't prune threads that use a DeltaChannel: {names}"
             )
-        yield Query(PRUNE_KEEP_LATEST_SQL, {"t": threads})
 
 
 # --- setup -------------------------------------------------------------------------------
