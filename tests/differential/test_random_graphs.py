@@ -88,7 +88,9 @@ def test_the_strategy_covers_every_feature():
     collect()
     kinds = Counter(k for s in drawn for k in s.kinds)
     assert set(kinds) == set(KINDS), kinds
-    assert sum(bool(s.sends) for s in drawn) > len(drawn) // 5
-    assert sum(bool(s.waiting) for s in drawn) > len(drawn) // 5
-    assert sum(s.checkpointer for s in drawn) > len(drawn) // 4
-    assert sum(len(s.nodes) > 2 for s in drawn) > len(drawn) // 2
+    # (floors well below what the strategy draws on average: hypothesis's draws are not
+    # uniform and this run's seed is random; 45 of 200 with a saver was seen, 1 in 4 failed)
+    assert sum(bool(s.sends) for s in drawn) > len(drawn) // 10
+    assert sum(bool(s.waiting) for s in drawn) > len(drawn) // 10
+    assert sum(s.checkpointer for s in drawn) > len(drawn) // 10
+    assert sum(len(s.nodes) > 2 for s in drawn) > len(drawn) // 3
