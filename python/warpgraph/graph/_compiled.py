@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Generic
 
+from warpgraph._internal._field_defaults import get_field_default
 from warpgraph._internal._generics import ContextT, InputT, OutputT, StateT
 from warpgraph.pregel.main import Pregel
 
@@ -71,54 +72,8 @@ def _json_schema(builder: Any, typ: Any, name: str) -> dict[str, Any]:
         root = (channels["__root__"].UpdateType, None)
         return create_model(name, root=root).model_json_schema()
     fields = {
-        k: (channels[k].UpdateType, _field_default(k, channels[k].UpdateType, typ))
+        k: (channels[k].UpdateType, get_field_default(k, channels[k].UpdateType, typ))
         for k in keys
         if k in channels and isinstance(channels[k], BaseChannel)
     }
     return create_model(name, field_definitions=fields).model_json_schema()
-
-
-def _field_default(name: str, annotation: Any, schema: Any) -> Any:
-    """The JSON-schema default of a state key: `...` (required), None or the declared default."""
-    import dataclasses
-    import types
-    from typing import Annotated, Union, get_args, get_origin
-
-    from typing_extensions import NotRequired, Required
-
-    def required(tp: Any) -> bool | None:
-        origin = get_origin(tp)
-        if origin is Required:
-            return True
-        if origin is NotRequired:
-            return False
-        if origin is Annotated or getattr(origin, "__args__", None):
-            return required(tp.__args__[0])
-        return None
-
-    def optional(tp: Any) -> bool:
-        if isinstance(tp, types.UnionType) or get_origin(tp) is Union:
-            return any(a is type(None) or optional(a) for a in get_args(tp))
-        if get_origin(tp) is Annotated:
-            return optional(get_args(tp)[0])
-        if hasattr(tp, "__origin__") and hasattr(tp, "__args__"):
-            return get_origin(tp) is None
-        bound = getattr(tp, "__bound__", None)
-        if bound is not None:
-            return optional(bound)
-        return tp is None
-
-    req = required(annotation)
-    if name in getattr(schema, "__optional_keys__", ()):
-        return ... if req else None
-    if req is not None:
-        return ... if req else None
-    if dataclasses.is_dataclass(schema):
-        for f in dataclasses.fields(schema):
-            if f.name != name:
-                continue
-            if f.default is not dataclasses.MISSING and f.default is not ...:
-                return f.default
-            if f.default_factory is not dataclasses.MISSING:
-                return f.default_factory()
-    return None if optional(annotation) else ...
