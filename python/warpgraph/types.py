@@ -17,6 +17,7 @@ from typing import (
     final,
 )
 
+from warpgraph._internal._after_import import after_import
 from warpgraph._internal._compat import TypeVar
 from warpgraph._internal._constants import (
     CONF,
@@ -33,12 +34,12 @@ from warpgraph.errors import _DeprecatedSinceV10, _DeprecatedSinceV11
 if TYPE_CHECKING:
     from warpgraph.checkpoint.base import BaseCheckpointSaver
 
-try:  # tools returning a Command must not be wrapped in a ToolMessage by langchain
-    from langchain_core.messages.tool import ToolOutputMixin
-except ImportError:  # pragma: no cover - langchain_core is optional
 
-    class ToolOutputMixin:  # type: ignore[no-redef]
-        pass
+class ToolOutputMixin:
+    """`Command`'s stand-in base until langchain-core's messages are imported: then
+    `Command` takes langchain-core's `ToolOutputMixin` in its place (`_tool_output_base`),
+    so a tool returning a Command is not wrapped in a ToolMessage. Importing langchain-core
+    here would cost more than all of warpgraph's import."""
 
 
 __all__ = (
@@ -572,6 +573,18 @@ class Command(ToolOutputMixin, Generic[N]):
         return []
 
     update_as_tuples = _update_as_tuples
+
+
+def _tool_output_base(module: Any) -> None:
+    """Put langchain-core's `ToolOutputMixin` in place of the stand-in base of `Command`."""
+    mixin = getattr(module, "ToolOutputMixin", None)
+    if isinstance(mixin, type) and mixin not in Command.__mro__:
+        Command.__bases__ = tuple(
+            mixin if base is ToolOutputMixin else base for base in Command.__bases__
+        )
+
+
+after_import("langchain_core.messages.tool", _tool_output_base)
 
 
 def _validated_resume(adapter: Any, value: Any) -> Any:

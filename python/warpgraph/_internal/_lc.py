@@ -20,6 +20,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from warpgraph._internal._after_import import after_import
 from warpgraph.config import patch_config, set_config_var
 
 __all__ = (
@@ -35,7 +36,6 @@ __all__ = (
 logger = logging.getLogger("warpgraph")
 
 _BASE_MODULE = "langchain_core.runnables.base"
-_FACES: list[type] = []
 _SKIP = frozenset(("_abc_impl", "_is_protocol"))
 
 
@@ -44,14 +44,14 @@ _SKIP = frozenset(("_abc_impl", "_is_protocol"))
 
 def runnable_face(cls: type) -> type:
     """Class decorator: `cls` acts as a langchain-core Runnable once langchain-core is loaded."""
-    _FACES.append(cls)
-    base = sys.modules.get(_BASE_MODULE)
-    runnable = getattr(base, "Runnable", None) if base is not None else None
-    if runnable is not None:
-        _adopt(runnable, cls)
-    else:
-        _watch_import()
+    after_import(_BASE_MODULE, lambda module: _adopt_module(module, cls))
     return cls
+
+
+def _adopt_module(module: Any, cls: type) -> None:
+    runnable = getattr(module, "Runnable", None)
+    if runnable is not None:  # (a langchain-core without Runnable: nothing to adopt)
+        _adopt(runnable, cls)
 
 
 def _adopt(runnable: type, cls: type) -> None:
@@ -66,65 +66,6 @@ def _adopt(runnable: type, cls: type) -> None:
         if name.startswith("__") and name not in ("__or__", "__ror__"):
             continue
         setattr(cls, name, value)
-
-
-def _adopt_all(module: Any) -> None:
-    runnable = getattr(module, "Runnable", None)
-    if runnable is None:  # pragma: no cover - a langchain-core without Runnable
-        return
-    for cls in _FACES:
-        _adopt(runnable, cls)
-
-
-class _AdoptingLoader:
-    """Wraps the real loader of langchain-core's runnables module: adopts after it ran."""
-
-    def __init__(self, loader: Any) -> None:
-        self._loader = loader
-
-    def create_module(self, spec: Any) -> Any:
-        return self._loader.create_module(spec)
-
-    def exec_module(self, module: Any) -> None:
-        self._loader.exec_module(module)
-        _adopt_all(module)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._loader, name)
-
-
-class _Watcher:
-    """A one-shot sys.meta_path entry answering only for langchain-core's runnables module."""
-
-    def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
-        if fullname != _BASE_MODULE:
-            return None
-        _unwatch()
-        for finder in sys.meta_path:
-            find = getattr(finder, "find_spec", None)
-            if find is None:
-                continue
-            spec = find(fullname, path, target)
-            if spec is not None:
-                if spec.loader is not None and hasattr(spec.loader, "exec_module"):
-                    spec.loader = _AdoptingLoader(spec.loader)
-                return spec
-        return None
-
-
-_WATCHER: _Watcher | None = None
-
-
-def _watch_import() -> None:
-    global _WATCHER
-    if _WATCHER is None:
-        _WATCHER = _Watcher()
-        sys.meta_path.insert(0, _WATCHER)
-
-
-def _unwatch() -> None:
-    if _WATCHER is not None and _WATCHER in sys.meta_path:
-        sys.meta_path.remove(_WATCHER)
 
 
 # ---------------------------------------------------------------- callback managers

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import sys
 from collections.abc import Callable, Sequence
 from functools import partial
 from inspect import isclass, signature
@@ -125,11 +126,10 @@ def command_updates(cmd: Any) -> Sequence[tuple[str, Any]]:
 
 
 def _pydantic_base() -> type | None:
-    try:
-        from pydantic import BaseModel
-    except ImportError:
-        return None
-    return BaseModel
+    """pydantic's BaseModel if pydantic is loaded (a schema can only be a pydantic model
+    then: checking must not import pydantic for graphs that never use it)."""
+    module = sys.modules.get("pydantic")
+    return getattr(module, "BaseModel", None) if module is not None else None
 
 
 def _coerce_state(schema: type, value: dict[str, Any]) -> Any:
