@@ -29,6 +29,7 @@ from warpgraph._internal._constants import (
 from warpgraph._internal._flags import FAST_PATHS
 from warpgraph.config import ensure_config, get_config
 from warpgraph.pregel._cache import CACHE_OP, aperform, perform
+from warpgraph.pregel._executor import get_pool
 from warpgraph.pregel._live import LiveOut, tick_live
 from warpgraph.pregel._loop import RUN, PregelLoop
 from warpgraph.pregel._persist import ACTIVE, SaverSession, _in_memory
@@ -349,7 +350,11 @@ def _live_tick(runner: Any, tasks: Any, done: Any, timeout: Any, out: Any) -> It
     finished = threading.Event()
     failed: list[BaseException] = []
 
-    def step() -> None:
+    pool = get_pool()
+
+    def step(pooled: bool = True) -> None:
+        if pooled:
+            pool.started(1)
         try:
             ctx.run(runner.tick, tasks, on_done=done, timeout=timeout)
         except BaseException as e:  # noqa: BLE001 - raised in the driver's thread
@@ -357,7 +362,12 @@ def _live_tick(runner: Any, tasks: Any, done: Any, timeout: Any, out: Any) -> It
         finally:
             finished.set()
 
-    threading.Thread(target=step, name="warpgraph-live-step", daemon=True).start()
+    # a pooled worker thread (a new thread per step would cost more than most steps);
+    # a thread of its own when the pool is saturated (its workers may be waiting on us)
+    if not pool.submit_now(step):
+        threading.Thread(
+            target=step, args=(False,), name="warpgraph-live-step", daemon=True
+        ).start()
     try:
         while not finished.wait(LIVE_POLL):
             while out:

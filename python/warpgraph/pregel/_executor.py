@@ -60,6 +60,16 @@ class WorkerPool:
             ).start()
         self._queue.put(job)
 
+    def submit_now(self, job: Callable[[], None]) -> bool:
+        """Like `submit`, but only if a worker can take `job` at once (an idle one, or room
+        for a new one); False, nothing queued, otherwise. For jobs that must not wait behind
+        others (a live step its consumer is waiting on)."""
+        with self._lock:
+            if self._idle <= self._queued and self._threads >= self._max_workers:
+                return False
+        self.submit(job)
+        return True
+
     def started(self, count: int) -> None:
         """`count` submitted jobs started or are no longer wanted (a job that finds nothing
         to do costs nothing, but must not make the pool grow)."""

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-from collections import Counter
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -74,7 +73,12 @@ def map_input(input_channels: str | Sequence[str], chunk: Any) -> list[tuple[str
 
 
 def is_hidden(task: Any) -> bool:
-    tags = task.config.get("tags") if task.config else None
+    # (the loop's lazy tasks answer from their node's tags without building their config)
+    config_tags = getattr(type(task), "config_tags", None)
+    if config_tags is not None:
+        tags = config_tags(task)
+    else:
+        tags = task.config.get("tags") if task.config else None
     return bool(tags) and TAG_HIDDEN in tags
 
 
@@ -104,12 +108,15 @@ def map_output_updates(
             grouped[task.name].append(rtn)
         elif keys is None:
             grouped[task.name].extend(v for c, v in writes if c == single)
-        elif any(c in keys for c, _ in writes):
-            counts = Counter(c for c, _ in writes)
-            if any(n > 1 for c, n in counts.items() if c in keys):
-                grouped[task.name].extend({c: v} for c, v in writes if c in keys)
-            else:
-                grouped[task.name].append({c: v for c, v in writes if c in keys})
+        else:
+            picked = [(c, v) for c, v in writes if c in keys]
+            if not picked:
+                continue
+            update = dict(picked)
+            if len(update) == len(picked):
+                grouped[task.name].append(update)
+            else:  # a channel written more than once: one dict per write
+                grouped[task.name].extend({c: v} for c, v in picked)
     for node, vals in grouped.items():
         grouped[node] = None if not vals else vals[0] if len(vals) == 1 else vals
     if cached:
