@@ -13,7 +13,6 @@ from __future__ import annotations
 import itertools
 
 import pytest
-
 from warpgraph._cli.bench.lib import load_lib
 from warpgraph._cli.bench.savers import open_saver
 from warpgraph._cli.bench.workloads import WORKLOADS

@@ -70,6 +70,27 @@ def test_every_workload_on_postgres_in_its_own_schema(cli, tmp_path, pg_dsn):
     assert left == [] and tables == []
 
 
+def test_compare_langgraph_on_postgres(cli, tmp_path, pg_dsn):
+    report, _ = _bench(
+        cli,
+        tmp_path,
+        "--saver",
+        "postgres",
+        "--dsn",
+        pg_dsn,
+        "--compare",
+        "langgraph",
+        "--workload",
+        "saver-ops",
+        "--workload",
+        "storage-growth",
+    )
+    for r in report["results"]:
+        assert set(r["sides"]) == {"warpgraph", "langgraph"}
+    (entry,) = report["storage"]
+    assert all(points[-1][1] > 0 for points in entry["series"].values())
+
+
 def test_compare_langgraph_and_floor_on_sqlite(cli, tmp_path):
     report, out = _bench(
         cli,
