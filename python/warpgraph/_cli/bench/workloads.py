@@ -51,6 +51,7 @@ class Sub(TypedDict, total=False):
 
 
 class Growth(TypedDict, total=False):
+    context: str
     n: int
     target: int
     log: Annotated[list, operator.add]
@@ -280,11 +281,15 @@ def subgraph_fanout(lib: Lib, handle: Any, size: int, durability: str) -> Prepar
 
 
 STORAGE_SAMPLES = 10
+CONTEXT_BYTES = 4096
+CONTEXT = ("You are a careful assistant. " * 200)[:CONTEXT_BYTES]
 
 
 def storage_growth(lib: Lib, handle: Any, size: int, durability: str) -> Prepared:
-    """One thread grown to `size` checkpoints in `STORAGE_SAMPLES` invocations (each appends
-    a log entry per step); after each one, the bytes the database holds for the run."""
+    """One thread grown to `size` checkpoints in `STORAGE_SAMPLES` invocations; after each
+    one, the bytes the database holds for the run. The state: a CONTEXT_BYTES context set
+    by the first input and never changed (a system prompt, retrieved documents), a
+    counter, and a log that every step appends an entry to (a message list)."""
     g = lib.StateGraph(Growth)
     g.add_node("tick", lambda s: {"n": s["n"] + 1, "log": [f"entry {s['n']:06d} " + "x" * 40]})
     g.add_edge(lib.START, "tick")
@@ -301,7 +306,9 @@ def storage_growth(lib: Lib, handle: Any, size: int, durability: str) -> Prepare
         seconds = 0.0
         for k in range(1, STORAGE_SAMPLES + 1):
             target = k * per
-            inp = {"n": 0, "log": [], "target": target} if k == 1 else {"target": target}
+            inp = {"context": CONTEXT, "n": 0, "log": [], "target": target}
+            if k > 1:
+                inp = {"target": target}
             t0 = time.perf_counter()
             out = graph.invoke(inp, config, durability=durability)
             seconds += time.perf_counter() - t0
