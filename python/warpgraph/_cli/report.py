@@ -45,7 +45,7 @@ def print_table(
     title: str, headers: Sequence[str], rows: Sequence[Sequence[str]], out: Any = None
 ) -> None:
     out = out or sys.stdout
-    if have_rich() and out is sys.stdout:
+    if have_rich() and out is sys.stdout and out.isatty():  # piped: plain, nothing cut
         from rich.console import Console
         from rich.table import Table
 

@@ -143,8 +143,7 @@ class _Schemas:
         self.names = []
 
 
-def execute(opts: Options, pg_version: str | None, argv: list[str], quiet: bool) -> dict:
-    from warpgraph._cli.bench.machine import machine_info
+def execute(opts: Options, machine: dict[str, Any], argv: list[str], quiet: bool) -> dict:
     from warpgraph._cli.bench.schema import build_report
     from warpgraph._cli.bench.sides import FloorSide, LocalSide, WorkerSide
     from warpgraph._cli.report import progress
@@ -194,28 +193,28 @@ def execute(opts: Options, pg_version: str | None, argv: list[str], quiet: bool)
         "floor": opts.floor,
         "sizes": {name: opts.size_of(name) for name in opts.workloads},
     }
-    return build_report(
-        ["warpgraph", "bench", *argv], machine_info(pg_version), config, results, storage
-    )
+    return build_report(["warpgraph", "bench", *argv], machine, config, results, storage)
 
 
 def main(argv: list[str]) -> int:
-    from warpgraph._cli.bench.machine import header_lines
+    from warpgraph._cli.bench.machine import header_lines, machine_info
     from warpgraph._cli.report import EXTRA_HINT, bench_rows, have_rich, print_table
 
     args = parser().parse_args(argv)
     opts, pg_version = validate(args)
     if not have_rich():
         sys.stderr.write(f"warpgraph bench: plain output; {EXTRA_HINT}\n")
+    machine = machine_info(pg_version)
+    for line in header_lines(machine):
+        sys.stdout.write(line + "\n")
+    sys.stdout.flush()
     try:
-        report = execute(opts, pg_version, argv, args.quiet)
+        report = execute(opts, machine, argv, args.quiet)
     except KeyboardInterrupt:
         sys.stderr.write("warpgraph bench: interrupted\n")
         return 130
     except Exception as exc:
         raise CliError(f"the run failed: {type(exc).__name__}: {exc}", code=1) from exc
-    for line in header_lines(report["machine"]):
-        sys.stdout.write(line + "\n")
     c = report["config"]
     title = (
         f"saver {c['saver']}, durability {c['durability']}, {c['repeat']} turns "

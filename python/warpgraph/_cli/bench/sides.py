@@ -95,7 +95,8 @@ class WorkerSide:
         return RunResult(metrics, [tuple(p) for p in series] if series else None)
 
     def close(self) -> None:
-        self._call(op="close")
+        if self.proc.poll() is None:  # a dead worker has nothing to close
+            self._call(op="close")
 
     def shutdown(self) -> None:
         if self.proc.poll() is None:

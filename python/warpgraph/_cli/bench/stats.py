@@ -27,4 +27,4 @@ def pairwise(num: list[float], den: list[float]) -> dict[str, Any]:
 
 
 def throughput(units: int, seconds: float) -> float:
-    return units / seconds if seconds > 0 else float("inf")
+    return units / max(seconds, 1e-9)  # finite: JSON has no infinity
