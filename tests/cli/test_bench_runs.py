@@ -147,3 +147,27 @@ def test_writes_nothing_outside_its_temp_dir(cli_proc, tmp_path):
     )
     assert proc.returncode == 0, proc.stderr
     assert sorted(p.name for p in work.iterdir()) == ["r.json"]
+
+
+@pytest.mark.parametrize("durability", ["async", "exit"])
+def test_durability_modes(cli, tmp_path, durability):
+    report, _ = _bench(
+        cli,
+        tmp_path,
+        "--durability",
+        durability,
+        "--floor",
+        "--workload",
+        "chain",
+        "--workload",
+        "storage-growth",
+    )
+    assert report["config"]["durability"] == durability
+    _check_workload(report, "chain")
+    (entry,) = report["storage"]
+    counts = [p[0] for p in entry["series"]["warpgraph"]]
+    # "exit" stores one checkpoint per invocation, the others one per step as well
+    if durability == "exit":
+        assert counts == list(range(1, 11))
+    else:
+        assert counts[-1] > 10 and counts == sorted(counts)

@@ -96,12 +96,6 @@ def validate(args: Any) -> tuple[Options, str | None]:
     if args.plot:
         _plot_check(args.plot)
     pg_version = _postgres_version(dsn) if args.saver == "postgres" else None
-    if args.compare == "langgraph":
-        from warpgraph._cli.bench.lib import langgraph_missing
-
-        missing = langgraph_missing(args.saver)
-        if missing:
-            raise CliError(missing)
     opts = Options(
         saver=args.saver,
         workloads=list(dict.fromkeys(args.workload or WORKLOADS)),
@@ -143,14 +137,26 @@ class _Schemas:
         self.names = []
 
 
-def execute(opts: Options, machine: dict[str, Any], argv: list[str], quiet: bool) -> dict:
+def start_worker(opts: Options) -> Any:
+    """LangGraph's worker process, started (and its imports checked) before anything runs."""
+    from warpgraph._cli.bench.sides import LangGraphMissing, WorkerSide
+
+    try:
+        return WorkerSide(opts.saver, opts.durability)
+    except LangGraphMissing as exc:
+        raise CliError(str(exc)) from None
+
+
+def execute(
+    opts: Options, machine: dict[str, Any], argv: list[str], quiet: bool, worker: Any
+) -> dict:
     from warpgraph._cli.bench.schema import build_report
-    from warpgraph._cli.bench.sides import FloorSide, LocalSide, WorkerSide
+    from warpgraph._cli.bench.sides import FloorSide, LocalSide
     from warpgraph._cli.report import progress
 
     workdir = tempfile.mkdtemp(prefix="warpgraph-bench-")
     schemas = _Schemas(opts.dsn) if opts.saver == "postgres" else None
-    worker = floor = None
+    floor = None
     results: list[dict] = []
     storage: list[dict] = []
     try:
@@ -160,8 +166,8 @@ def execute(opts: Options, machine: dict[str, Any], argv: list[str], quiet: bool
 
         wg = LocalSide("warpgraph", opts.saver, opts.durability, workdir, dsn_for("warpgraph"))
         sides: list[Any] = [wg]
-        if opts.compare:
-            worker = WorkerSide(opts.saver, opts.durability, workdir, dsn_for("langgraph"))
+        if worker is not None:
+            worker.place(workdir, dsn_for("langgraph"))
             sides.append(worker)
         if opts.floor:
             floor = FloorSide(opts.saver, workdir, dsn_for("floor"))
@@ -202,6 +208,7 @@ def main(argv: list[str]) -> int:
 
     args = parser().parse_args(argv)
     opts, pg_version = validate(args)
+    worker = start_worker(opts) if opts.compare else None  # shut down by execute()
     if not have_rich():
         sys.stderr.write(f"warpgraph bench: plain output; {EXTRA_HINT}\n")
     machine = machine_info(pg_version)
@@ -209,7 +216,7 @@ def main(argv: list[str]) -> int:
         sys.stdout.write(line + "\n")
     sys.stdout.flush()
     try:
-        report = execute(opts, machine, argv, args.quiet)
+        report = execute(opts, machine, argv, args.quiet, worker)
     except KeyboardInterrupt:
         sys.stderr.write("warpgraph bench: interrupted\n")
         return 130

@@ -46,26 +46,21 @@ def load_lib(name: str) -> Lib:
     )
 
 
-def langgraph_missing(saver: str = "memory") -> str | None:
-    """Why LangGraph (with the saver package `saver` needs) cannot be imported, or None.
-
-    The import runs in a child process: this process must not load `langgraph` (the
-    comparison runs LangGraph in a worker of its own)."""
-    import subprocess
-    import sys
-
+def langgraph_modules(saver: str) -> list[str]:
+    """The LangGraph modules a comparison on `saver` imports."""
     modules = ["langgraph.graph"]
-    if saver == "sqlite":
-        modules.append("langgraph.checkpoint.sqlite")
-    elif saver == "postgres":
-        modules.append("langgraph.checkpoint.postgres")
-    code = "import importlib, sys\nfor m in sys.argv[1:]: importlib.import_module(m)"
-    proc = subprocess.run(
-        [sys.executable, "-c", code, *modules], capture_output=True, text=True, check=False
-    )
-    if proc.returncode == 0:
-        return None
-    hint = LANGGRAPH_PG_INSTALL if saver == "postgres" else LANGGRAPH_INSTALL
-    lines = [ln for ln in proc.stderr.strip().splitlines() if ln.strip()]
-    reason = lines[-1] if lines else "import failed"
-    return f"--compare langgraph needs LangGraph installed ({reason}); install it with `{hint}`"
+    if saver in ("sqlite", "postgres"):
+        modules.append(f"langgraph.checkpoint.{saver}")
+    return modules
+
+
+def langgraph_missing(saver: str) -> str | None:
+    """Why LangGraph (with the saver package `saver` needs) cannot be imported here, or
+    None. Called in the worker process (this one must not import `langgraph`)."""
+    try:
+        for module in langgraph_modules(saver):
+            importlib.import_module(module)
+    except ImportError as exc:
+        hint = LANGGRAPH_PG_INSTALL if saver == "postgres" else LANGGRAPH_INSTALL
+        return f"--compare langgraph needs LangGraph installed ({exc}); install it with `{hint}`"
+    return None

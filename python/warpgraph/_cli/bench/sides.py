@@ -51,6 +51,10 @@ class WorkerError(RuntimeError):
     """The worker process failed (its message says how)."""
 
 
+class LangGraphMissing(RuntimeError):
+    """LangGraph (or its saver package) is not installed where the worker runs."""
+
+
 class WorkerSide:
     """LangGraph's side, in a worker process of its own (`python -m
     warpgraph._cli.bench.worker`): this process never imports langgraph, so neither
@@ -58,17 +62,27 @@ class WorkerSide:
 
     name = "langgraph"
 
-    def __init__(self, saver: str, durability: str, workdir: str, dsn: str | None):
-        self.config = {"saver": saver, "durability": durability, "workdir": workdir, "dsn": dsn}
-        env = dict(os.environ)
-        env.pop("WARPGRAPH_COMPAT", None)
+    def __init__(self, saver: str, durability: str) -> None:
+        """Start the worker; LangGraphMissing if LangGraph does not import there."""
+        self.config: dict[str, Any] = {"saver": saver, "durability": durability}
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "warpgraph._cli.bench.worker"],
+            [sys.executable, "-m", "warpgraph._cli.bench.worker", saver],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
-            env=env,
         )
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        reply = json.loads(line) if line.strip() else {"ok": False, "missing": None}
+        if not reply.get("ok"):
+            self.shutdown()
+            raise LangGraphMissing(
+                reply.get("missing") or f"the LangGraph worker did not start ({self.proc.wait()})"
+            )
+
+    def place(self, workdir: str, dsn: str | None) -> None:
+        """Where the runs store: the run's temp dir, the side's own Postgres schema."""
+        self.config.update(workdir=workdir, dsn=dsn)
 
     def _call(self, **msg: Any) -> Any:
         assert self.proc.stdin is not None and self.proc.stdout is not None

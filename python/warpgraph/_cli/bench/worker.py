@@ -1,7 +1,8 @@
 """The LangGraph side of `warpgraph bench --compare langgraph`, in a process of its own.
 
-Reads one JSON request a line from stdin (`prepare`, `run`, `close`), answers one JSON line
-on stdout; exits at end of input. Runs the same workload definitions as warpgraph's side.
+First answers whether LangGraph imports (`{"ok", "missing"}`), then reads one JSON
+request a line from stdin (`prepare`, `run`, `close`), answers one JSON line on stdout;
+exits at end of input. Usage: `python -m warpgraph._cli.bench.worker SAVER`. Runs the same workload definitions as warpgraph's side.
 """
 
 from __future__ import annotations
@@ -10,6 +11,16 @@ import json
 import sys
 import traceback
 from typing import Any
+
+
+def hello(saver: str, out: Any) -> bool:
+    """The first answer: whether LangGraph (and the saver's package) imports here."""
+    from warpgraph._cli.bench.lib import langgraph_missing
+
+    missing = langgraph_missing(saver)
+    out.write(json.dumps({"ok": missing is None, "missing": missing}) + "\n")
+    out.flush()
+    return missing is None
 
 
 def serve(inp: Any, out: Any) -> None:
@@ -55,6 +66,8 @@ def main() -> int:
     # answers go to the real stdout; anything the libraries print goes to stderr
     out = sys.stdout
     sys.stdout = sys.stderr
+    if not hello(sys.argv[1] if len(sys.argv) > 1 else "memory", out):
+        return 0
     serve(sys.stdin, out)
     return 0
 
