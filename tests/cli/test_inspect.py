@@ -147,3 +147,43 @@ def test_postgres_written_by_each_library(cli, pg_fresh_dsn, layout):
 def test_unreachable_postgres(cli):
     code, _, err = cli("threads", "postgresql://127.0.0.1:1/none")
     assert code == 2 and "cannot connect to Postgres" in err
+
+
+def test_the_connections_refuse_writes(tmp_path, pg_fresh_dsn):
+    import psycopg
+    from warpgraph._cli.inspect.source import open_target
+
+    path = tmp_path / "wg.sqlite"
+    write_sqlite("warpgraph", str(path))
+    conn, readers = open_target(str(path))
+    try:
+        assert [r.layout for r in readers] == ["warpgraph"]
+        with pytest.raises(sqlite3.OperationalError, match="readonly"):
+            conn.execute("CREATE TABLE intruder (x)")
+    finally:
+        conn.close()
+    write_postgres("warpgraph", pg_fresh_dsn)
+    conn, readers = open_target(pg_fresh_dsn)
+    try:
+        assert [r.layout for r in readers] == ["warpgraph"]
+        with pytest.raises(psycopg.errors.ReadOnlySqlTransaction):
+            conn.execute("CREATE TABLE intruder (x int)")
+    finally:
+        conn.close()
+
+
+def test_both_layouts_in_one_file(cli, tmp_path):
+    path = tmp_path / "both.sqlite"
+    write_sqlite("warpgraph", str(path))
+    write_sqlite("langgraph", str(path))
+    rows = _json(cli, "threads", str(path))
+    assert sorted((t["layout"], t["thread_id"]) for t in rows) == [
+        ("langgraph", "done"),
+        ("langgraph", "waiting"),
+        ("warpgraph", "done"),
+        ("warpgraph", "waiting"),
+    ]
+    lg = _json(cli, "history", str(path), "done", "--layout", "langgraph")
+    wg = _json(cli, "history", str(path), "done", "--layout", "warpgraph")
+    assert {h["checkpoint_id"] for h in lg}.isdisjoint(h["checkpoint_id"] for h in wg)
+    assert [h["step"] for h in lg] == [h["step"] for h in wg] == [2, 1, 0, -1]
