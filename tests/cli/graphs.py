@@ -55,3 +55,37 @@ def write_postgres(lib: str, dsn: str) -> None:
     with mod.PostgresSaver.from_conn_string(dsn) as saver:
         saver.setup()
         write_threads(lib, saver)
+
+
+class Fan(TypedDict, total=False):
+    n: int
+    results: Annotated[list, operator.add]
+
+
+class Part(TypedDict, total=False):
+    x: int
+    results: Annotated[list, operator.add]
+
+
+def send_graph(lib: str, saver):
+    """A fan-out by Send to a two-node subgraph, then a join."""
+    graph_mod = importlib.import_module(f"{lib}.graph")
+    types = importlib.import_module(f"{lib}.types")
+    START, END = graph_mod.START, graph_mod.END
+    sg = graph_mod.StateGraph(Part)
+    sg.add_node("double", lambda s: {"x": s["x"] * 2})
+    sg.add_node("emit", lambda s: {"results": [s["x"]]})
+    sg.add_edge(START, "double")
+    sg.add_edge("double", "emit")
+    sg.add_edge("emit", END)
+    g = graph_mod.StateGraph(Fan)
+    g.add_node("spread", lambda s: {})
+    g.add_node("worker", sg.compile())
+    g.add_node("join", lambda s: {"n": sum(s["results"])})
+    g.add_edge(START, "spread")
+    g.add_conditional_edges(
+        "spread", lambda s: [types.Send("worker", {"x": i, "results": []}) for i in range(s["n"])]
+    )
+    g.add_edge("worker", "join")
+    g.add_edge("join", END)
+    return g.compile(checkpointer=saver)

@@ -187,3 +187,42 @@ def test_both_layouts_in_one_file(cli, tmp_path):
     wg = _json(cli, "history", str(path), "done", "--layout", "warpgraph")
     assert {h["checkpoint_id"] for h in lg}.isdisjoint(h["checkpoint_id"] for h in wg)
     assert [h["step"] for h in lg] == [h["step"] for h in wg] == [2, 1, 0, -1]
+
+
+@pytest.mark.parametrize("layout", ["warpgraph", "langgraph"])
+def test_next_matches_the_librarys_own_snapshots(cli, tmp_path, layout):
+    """`next` read from the database alone equals what the library's `get_state_history`
+    computes with the graph, on every checkpoint (Sends, an interrupt_before, the end)."""
+    import importlib
+
+    from tests.cli.graphs import S, send_graph
+
+    path = tmp_path / "next.sqlite"
+    mod = importlib.import_module(f"{layout}.checkpoint.sqlite")
+    graph_mod = importlib.import_module(f"{layout}.graph")
+    conn = sqlite3.connect(path, check_same_thread=False)
+    try:
+        saver = mod.SqliteSaver(conn)
+        saver.setup()
+        fan = send_graph(layout, saver)
+        assert (
+            fan.invoke({"n": 3, "results": []}, {"configurable": {"thread_id": "sends"}})["n"]
+            == 0 + 2 + 4
+        )
+        g = graph_mod.StateGraph(S)
+        g.add_node("a", lambda s: {"n": s["n"] + 1})
+        g.add_edge(graph_mod.START, "a")
+        g.add_edge("a", graph_mod.END)
+        paused = g.compile(checkpointer=saver, interrupt_before=["a"])
+        paused.invoke({"n": 1, "log": []}, {"configurable": {"thread_id": "paused"}})
+        expected = {
+            snap.config["configurable"]["checkpoint_id"]: sorted(snap.next)
+            for thread, graph in (("sends", fan), ("paused", paused))
+            for snap in graph.get_state_history({"configurable": {"thread_id": thread}})
+        }
+    finally:
+        conn.close()
+    assert ["worker"] * 3 in expected.values() and ["a"] in expected.values()
+    for thread in ("sends", "paused"):
+        for h in _json(cli, "history", str(path), thread):
+            assert sorted(h["next"]) == expected[h["checkpoint_id"]], h

@@ -12,6 +12,7 @@ from typing import Any
 START = "__start__"
 INTERRUPT = "__interrupt__"
 BRANCH_PREFIX = "branch:to:"
+TASKS = "__pregel_tasks"
 
 
 def jsonable(value: Any, depth: int = 0) -> Any:
@@ -43,6 +44,12 @@ def jsonable(value: Any, depth: int = 0) -> Any:
     attrs = getattr(value, "__dict__", None)
     if attrs:
         return {"__type__": name, **jsonable(attrs, depth + 1)}
+    slots = [n for cls in type(value).__mro__ for n in getattr(cls, "__slots__", ())]
+    if slots:
+        fields = {
+            n: getattr(value, n) for n in slots if not n.startswith("_") and hasattr(value, n)
+        }
+        return {"__type__": name, **jsonable(fields, depth + 1)}
     return repr(value)
 
 
@@ -67,9 +74,10 @@ def _newer(version: Any, seen: Any) -> bool:
 
 
 def next_nodes(checkpoint: dict[str, Any]) -> list[str]:
-    """The nodes the checkpoint triggers: a `branch:to:NODE` (or the START) channel holding
-    a value written after NODE last saw it (a consumed trigger is cleared). Send targets are
-    in the parent's pending writes, not here."""
+    """The nodes the checkpoint runs next: each NODE whose `branch:to:NODE` (or the START)
+    channel holds a value written after NODE last saw it (a consumed trigger is cleared),
+    sorted, then the target of each `Send` in the tasks channel, in order (one per Send,
+    as LangGraph's `StateSnapshot.next` lists them)."""
     versions = checkpoint.get("channel_versions") or {}
     present = checkpoint.get("channel_values") or {}
     seen = checkpoint.get("versions_seen") or {}
@@ -83,7 +91,10 @@ def next_nodes(checkpoint: dict[str, Any]) -> list[str]:
             continue
         if channel in present and _newer(version, (seen.get(node) or {}).get(channel)):
             out.append(node)
-    return sorted(out)
+    sends = present.get(TASKS) or ()
+    return sorted(out) + [
+        str(node) for item in sends if (node := getattr(item, "node", None)) is not None
+    ]
 
 
 def interrupts(writes: list[tuple[str, str, Any]]) -> list[dict[str, Any]]:
