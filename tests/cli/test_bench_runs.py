@@ -130,23 +130,34 @@ def test_json_schema_version_and_rejects_a_bad_report(cli, tmp_path):
 
 
 def test_writes_nothing_outside_its_temp_dir(cli_proc, tmp_path):
-    work = tmp_path / "cwd"
-    work.mkdir()
+    work, home, tmp = tmp_path / "cwd", tmp_path / "home", tmp_path / "tmp"
+    for d in (work, home, tmp):
+        d.mkdir()
+    env = {"HOME": str(home), "TMPDIR": str(tmp), "XDG_CACHE_HOME": "", "XDG_CONFIG_HOME": ""}
     proc = cli_proc(
         "bench",
         "--workload",
         "chain",
+        "--workload",
+        "storage-growth",
         "--size",
         TINY,
         "--repeat",
         "1",
         "--quiet",
+        "--compare",
+        "langgraph",
+        "--floor",
         "--json",
         "r.json",
+        "--plot",
+        "b.png",
         cwd=str(work),
+        env=env,
     )
     assert proc.returncode == 0, proc.stderr
-    assert sorted(p.name for p in work.iterdir()) == ["r.json"]
+    assert sorted(p.name for p in work.iterdir()) == ["b.png", "r.json"]
+    assert list(home.iterdir()) == [] and list(tmp.iterdir()) == []  # temp dirs removed
 
 
 @pytest.mark.parametrize("durability", ["async", "exit"])

@@ -203,10 +203,23 @@ def execute(
 
 
 def main(argv: list[str]) -> int:
+    args = parser().parse_args(argv)
+    if not (args.plot and args.plot.lower().endswith(".png")) or os.environ.get("MPLCONFIGDIR"):
+        return _main(args, argv)
+    # matplotlib keeps a font cache in its config dir: give it one inside a temp dir, so
+    # the run writes nothing but the files it is given
+    with tempfile.TemporaryDirectory(prefix="warpgraph-bench-mpl-") as mpl:
+        os.environ["MPLCONFIGDIR"] = mpl
+        try:
+            return _main(args, argv)
+        finally:
+            del os.environ["MPLCONFIGDIR"]
+
+
+def _main(args: Any, argv: list[str]) -> int:
     from warpgraph._cli.bench.machine import header_lines, machine_info
     from warpgraph._cli.report import EXTRA_HINT, bench_rows, have_rich, print_table
 
-    args = parser().parse_args(argv)
     opts, pg_version = validate(args)
     worker = start_worker(opts) if opts.compare else None  # shut down by execute()
     if not have_rich():
