@@ -226,3 +226,26 @@ def test_next_matches_the_librarys_own_snapshots(cli, tmp_path, layout):
     for thread in ("sends", "paused"):
         for h in _json(cli, "history", str(path), thread):
             assert sorted(h["next"]) == expected[h["checkpoint_id"]], h
+
+
+def test_subgraph_namespaces_and_limit(cli, tmp_path):
+    from warpgraph.checkpoint.sqlite import SqliteSaver
+
+    from tests.cli.graphs import send_graph
+
+    path = tmp_path / "ns.sqlite"
+    with SqliteSaver.from_conn_string(str(path)) as saver:
+        send_graph("warpgraph", saver).invoke(
+            {"n": 2, "results": []}, {"configurable": {"thread_id": "fan"}}
+        )
+    (thread,) = _json(cli, "threads", str(path))
+    assert len(thread["namespaces"]) == 2 and all(
+        ns.startswith("worker:") for ns in thread["namespaces"]
+    )
+    sub = _json(cli, "history", str(path), "fan", "--ns", thread["namespaces"][0])
+    assert [h["source"] for h in sub][-1] == "input" and sub[0]["next"] == []
+    shown = _json(cli, "show", str(path), "fan", "--ns", thread["namespaces"][0])
+    assert shown["checkpoint_ns"] == thread["namespaces"][0] and "x" in shown["values"]
+    assert len(_json(cli, "history", str(path), "fan", "--limit", "2")) == 2
+    code, _, err = cli("history", str(path), "fan", "--ns", "nowhere")
+    assert code == 2 and "no checkpoints in namespace 'nowhere'" in err

@@ -23,7 +23,7 @@ def fmt_rate(value: float | None) -> str:
     if value is None:
         return "—"
     for scale, suffix in ((1e6, "M"), (1e3, "k")):
-        if value >= scale:
+        if value >= scale * 0.9995:  # 999.7 is "1k", not "1e+03"
             return f"{value / scale:.3g}{suffix}"
     return f"{value:.3g}"
 
@@ -89,6 +89,7 @@ def bench_rows(results: list[dict[str, Any]], compare: bool, floor: bool) -> tup
 def progress(enabled: bool = True) -> Iterator[Callable[[str, int], Callable[[], None]]]:
     """`task(description, total)` returns a `tick()` advancing that workload's bar."""
     if enabled and have_rich() and sys.stderr.isatty():
+        from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
         with Progress(
@@ -97,6 +98,7 @@ def progress(enabled: bool = True) -> Iterator[Callable[[str, int], Callable[[],
             MofNCompleteColumn(),
             TimeElapsedColumn(),
             transient=False,
+            console=Console(stderr=True),  # stdout keeps only the report
         ) as bar:
 
             def task(description: str, total: int) -> Callable[[], None]:

@@ -50,12 +50,13 @@ def _print_threads(rows: list[dict]) -> None:
             "—" if r["last_step"] is None else str(r["last_step"]),
             r["last_update"] or ("unreadable" if "error" in r else "—"),
             f"{r['bytes']:,}",
+            str(len(r["namespaces"])),
         ]
         for r in rows
     ]
     print_table(
         f"{len(rows)} thread(s)",
-        ["thread", "layout", "checkpoints", "last step", "last update", "bytes"],
+        ["thread", "layout", "checkpoints", "last step", "last update", "bytes", "subgraph ns"],
         table,
     )
     for r in rows:

@@ -34,6 +34,8 @@ def threads(readers: list[Reader]) -> list[dict[str, Any]]:
                 "last_checkpoint_id": None,
                 "last_step": None,
                 "last_update": None,
+                # subgraph namespaces with checkpoints of their own (for `--ns`)
+                "namespaces": [ns for ns in reader.namespaces(thread) if ns],
             }
             rows = reader.rows(thread, "")
             if rows:
