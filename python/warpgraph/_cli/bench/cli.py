@@ -236,9 +236,10 @@ def _main(args: Any, argv: list[str]) -> int:
     except Exception as exc:
         raise CliError(f"the run failed: {type(exc).__name__}: {exc}", code=1) from exc
     c = report["config"]
+    turns = f"{c['repeat']} turn{'s' if c['repeat'] != 1 else ''}"
     title = (
-        f"saver {c['saver']}, durability {c['durability']}, {c['repeat']} turns "
-        f"({'full' if c['full'] else 'quick'} suite); median per second ±half the range"
+        f"{c['saver']}, durability {c['durability']}, {turns}, "
+        f"{'full' if c['full'] else 'quick'} suite: median/s ±½ range"
     )
     headers, rows = bench_rows(report["results"], opts.compare, opts.floor)
     print_table(title, headers, rows)
