@@ -25,8 +25,8 @@ build: venv ## build the release wheel once and install it into .venv
 dev: venv ## fast editable debug build for iterating
 	VIRTUAL_ENV=$(abspath $(VENV)) $(VENV)/bin/maturin develop -q
 
-example: build ## install and run the example graph (the main job)
-	$(VPY) examples/quickstart.py
+example: build ## install and run `warpgraph bench` (quick suite, SQLite), writing bench.png (the main job)
+	$(VENV)/bin/warpgraph bench --plot bench.png
 
 postgres: ## make Debian's PostgreSQL binaries available (tests start their own server)
 	scripts/ensure-postgres.sh

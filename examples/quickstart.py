@@ -1,7 +1,8 @@
 """The seed example: a two-node graph, checkpointed to SQLite, streamed, inspected, resumed.
 
-Run with `make example` (installs warpgraph into .venv first). Pass a database path to keep
-the threads between runs: `python examples/quickstart.py threads.sqlite`.
+Run with `.venv/bin/python examples/quickstart.py` after `make build`. Pass a database path
+to keep the threads between runs (`python examples/quickstart.py threads.sqlite`), then look
+inside with `warpgraph threads threads.sqlite`.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""`python -m warpgraph`: `--version`, and `run` (a program under the langgraph alias)."""
+"""`python -m warpgraph` (also the `warpgraph` console script): `--version`, `run` (a
+program under the langgraph alias), `bench` and the inspector (`warpgraph._cli`)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,11 @@ USAGE = """usage: python -m warpgraph [--version] <command> ...
 commands:
   run SCRIPT [ARGS...]     run a Python script with `import langgraph...` answered by warpgraph
   run -m MODULE [ARGS...]  the same for a module (as `python -m MODULE`)
+  bench [OPTIONS]          benchmark the engine and savers on this machine (--help)
+  threads DB               list the threads of a SQLite file or Postgres DSN (read-only)
+  history DB THREAD        a thread's checkpoints, newest first
+  show DB THREAD [ID]      a checkpoint's state values, pending writes and interrupts
+  diff DB THREAD A B       which channels changed between two checkpoints
 """
 
 
@@ -52,6 +58,10 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args[0] == "run":
         return _run(args[1:])
+    from warpgraph._cli import COMMANDS, run_command
+
+    if args[0] in COMMANDS:
+        return run_command(args[0], args[1:])
     sys.stderr.write(f"warpgraph: unknown command {args[0]!r}\n{USAGE}")
     return 2
 
