@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Generator, Iterable, Sequence
 from datetime import datetime, timedelta, timezone
+from itertools import pairwise
 from typing import Any
 
 from warpgraph.store import _namespaces
@@ -83,6 +84,56 @@ def _refresh_rows(d: Dialect, rows: Iterable[Sequence], now: datetime) -> list[t
 
 def _refresh_sql(d: Dialect) -> str:
     return f"UPDATE store SET expires_at = {d.ph} WHERE prefix = {d.ph} AND key = {d.ph}"
+
+
+_PROBE_MAX_PAGE = 1000
+"""Pages up to this far (offset + limit) are first read in recency order (`recent_first`)."""
+_PROBE_BUDGET = 2000
+"""Index entries (most recent first) a probe looks at, at least; 20 per wanted row."""
+
+
+def recent_first(
+    d: Dialect, op: SearchOp, omit: bool, now_p: Any, limit: int, offset: int
+) -> tuple:
+    """A search page read from the most recent items down: the recency index is walked in
+    order (prefix checked on the index entry), each candidate's row fetched by rowid and
+    filtered, and the walk stops at the page's last row, or after the budget of index
+    entries. Without ORDER BY the rows come in the walk's order (checked by `_in_order`);
+    a page that comes back short is no answer (the budget may have cut it) and the caller
+    runs the full query. A search over many recent items reads ~a page of rows instead of
+    sorting every match; a search of a few old items costs the budget's walk more."""
+    conds: list[str] = []
+    params: list[Any] = [max(_PROBE_BUDGET, 20 * (offset + limit))]
+    if op.namespace_prefix:
+        sql, p = d.prefix_condition(_namespaces.to_text(op.namespace_prefix), column="c.pfx")
+        conds.append(sql)
+        params += p
+    sql, p = _live(d, now_p, omit)
+    conds.append(sql)
+    params += p
+    fsql, fparams = compile_filter_sql(d, op.filter)
+    if fsql:
+        conds.append(fsql)
+        params += fparams
+    columns = ", ".join(f"s.{c.strip()}" for c in _COLUMNS.split(","))
+    return (
+        ROWS,
+        (
+            f"SELECT {columns} FROM (SELECT rowid AS rid, prefix AS pfx FROM store "
+            f"INDEXED BY {d.recent_index} ORDER BY updated_at DESC, prefix, key "
+            f"LIMIT {d.ph}) AS c CROSS JOIN store AS s ON s.rowid = c.rid "
+            f"WHERE {_and(*conds)} LIMIT {d.ph} OFFSET {d.ph}"
+        ),
+        [*params, limit, offset],
+    )
+
+
+def _in_order(rows: Sequence[Sequence]) -> bool:
+    """Whether rows (prefix, key, _, _, updated_at, ...) are in the search order."""
+    for a, b in pairwise(rows):
+        if a[4] < b[4] or (a[4] == b[4] and (a[0], a[1]) > (b[0], b[1])):
+            return False
+    return True
 
 
 def run_batch(store: Any, ops: Iterable[Op]) -> Plan:
@@ -182,11 +233,18 @@ def run_batch(store: Any, ops: Iterable[Op]) -> Plan:
         order = "ORDER BY updated_at DESC, prefix, key"
         ranked = bool(op.query) and op.query in query_vectors
         if not ranked:
-            rows = yield (
-                ROWS,
-                f"SELECT {_COLUMNS} FROM store WHERE {where} {order} LIMIT {d.ph} OFFSET {d.ph}",
-                [*params, max(op.limit, 0), max(op.offset, 0)],
-            )
+            limit, offset = max(op.limit, 0), max(op.offset, 0)
+            rows = None
+            if d.recent_index is not None and 0 < limit and offset + limit <= _PROBE_MAX_PAGE:
+                rows = yield recent_first(d, op, omit, now_p, limit, offset)
+                if len(rows) < limit or not _in_order(rows):
+                    rows = None  # the probe may have stopped short: the full query decides
+            if rows is None:
+                rows = yield (
+                    ROWS,
+                    f"SELECT {_COLUMNS} FROM store WHERE {where} {order} LIMIT {d.ph} OFFSET {d.ph}",
+                    [*params, limit, offset],
+                )
             results[i] = [_item(d, row, SearchItem) for row in rows]
         else:
             rows = yield (ROWS, f"SELECT {_COLUMNS} FROM store WHERE {where} {order}", params)

@@ -17,6 +17,7 @@ import sqlite3
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+from warpgraph.store._sql.dialect import SqliteDialect
 from warpgraph.store.base import GetOp, Item, PutOp, validate_op_namespace
 
 __all__ = (
@@ -35,11 +36,7 @@ __all__ = (
 )
 
 GET_SQL = "SELECT value, created_at, updated_at FROM store WHERE prefix = ? AND key = ?"
-PUT_SQL = (
-    "INSERT OR REPLACE INTO store "
-    "(prefix, key, value, created_at, updated_at, expires_at, ttl_minutes) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?)"
-)
+PUT_SQL = SqliteDialect().upsert(1)
 DELETE_SQL = "DELETE FROM store WHERE prefix = ? AND key = ?"
 
 _UTC = timezone.utc

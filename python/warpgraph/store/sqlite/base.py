@@ -68,6 +68,12 @@ VECTOR_MIGRATIONS = [
     ),
 ]
 
+RECENT_INDEX = (
+    f"CREATE INDEX IF NOT EXISTS {SqliteDialect.recent_index} ON store"
+    " (updated_at DESC, prefix, key)"
+)
+"""The recency index searches walk (warpgraph's; see `_sql.plan.recent_first`)."""
+
 
 class SqliteIndexConfig(IndexConfig, total=False):
     """Vector-search settings of a SQLite store."""
@@ -158,6 +164,11 @@ class SqliteStoreBase(SqlStoreConfig):
         migrate(conn, "store_migrations", self.MIGRATIONS)
         if self.index_config is not None:
             migrate(conn, "vector_migrations", self.VECTOR_MIGRATIONS)
+        # not a numbered migration (LangGraph numbers its own): an extra index its store
+        # ignores and SQLite maintains on its writes too
+        conn.execute(RECENT_INDEX)
+        if conn.in_transaction:
+            conn.commit()
 
 
 class SqliteStore(SqliteStoreBase, BaseStore):
