@@ -89,7 +89,9 @@ def _refresh_sql(d: Dialect) -> str:
 _PROBE_MAX_PAGE = 1000
 """Pages up to this far (offset + limit) are first read in recency order (`recent_first`)."""
 _PROBE_BUDGET = 2000
-"""Index entries (most recent first) a probe looks at, at least; 20 per wanted row."""
+"""Index entries (most recent first) a probe looks at, at least ..."""
+_PROBE_PER_ROW = 20
+"""... or this many per row of the page, if more."""
 
 
 def recent_first(
@@ -103,7 +105,7 @@ def recent_first(
     runs the full query. A search over many recent items reads ~a page of rows instead of
     sorting every match; a search of a few old items costs the budget's walk more."""
     conds: list[str] = []
-    params: list[Any] = [max(_PROBE_BUDGET, 20 * (offset + limit))]
+    params: list[Any] = [max(_PROBE_BUDGET, _PROBE_PER_ROW * (offset + limit))]
     if op.namespace_prefix:
         sql, p = d.prefix_condition(_namespaces.to_text(op.namespace_prefix), column="c.pfx")
         conds.append(sql)
