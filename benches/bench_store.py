@@ -5,7 +5,10 @@ Run timed:   pytest benches/bench_store.py --benchmark-enable --benchmark-group-
 As a test:   pytest benches/bench_store.py   (--benchmark-disable: each case once, the
              results of both libraries compared; no timed assertions)
 A/B:         PYTHONPATH=benches .venv/bin/python benches/bench_store.py  (the sides take
-             turns in one process and the ratios are printed; target >= 10x each)
+             turns in one process and the ratios are printed; target >= 10x each). For
+             SQLite a third side, `Floor`, runs the bare statement warpgraph needs per call
+             with raw sqlite3; `floor/wg` is its time over warpgraph's (1.0 = no overhead
+             left above the database).
 
 Each side's store holds 1,000 items in 10 namespaces ("docs", "u<i>") before timing.
 Both SQLite sides use the same connection settings (WAL, synchronous=NORMAL).
@@ -99,6 +102,66 @@ class Side:
         return [(r.key, round(r.score, 6)) for r in found]
 
 
+class Floor:
+    """The SQLite floor: raw `sqlite3` running the one statement warpgraph's store needs per
+    call (built once, from warpgraph's own SQL), on a file of the same schema and the same
+    connection settings: the value encoded and stamped for a put (the same bytes, in the
+    same durability: one autocommitted statement), rows fetched as plain tuples for reads
+    (no decoding, no Item objects)."""
+
+    def __init__(self, path: str) -> None:
+        import orjson
+        from warpgraph.store._sql import plan
+        from warpgraph.store._sql.dialect import SqliteDialect
+        from warpgraph.store.base import SearchOp
+        from warpgraph.store.sqlite import SqliteStore, _direct
+
+        self.lib, self.kind, self.vstore = "floor", "sqlite", None
+        self.conn = _connect(path)
+        SqliteStore(self.conn).setup()
+        self._dumps = orjson.dumps
+        self._put_sql, self._get_sql = _direct.PUT_SQL, _direct.GET_SQL
+        d = SqliteDialect()
+
+        def page(flt: Any) -> tuple[str, list]:
+            _, sql, params = plan.recent_first(
+                d, SearchOp(("docs",), flt, 10, 0), False, None, 10, 0
+            )
+            return sql, params
+
+        self._search = page(None)
+        self._search_filter = page({"kind": "b", "n": {"$gte": 500}})
+        for i in range(ITEMS):
+            self._put(i)
+        self.i = 0
+
+    def has(self, case: str) -> bool:
+        return case != "search_query"
+
+    def _put(self, i: int) -> None:
+        from datetime import datetime, timezone
+
+        stamp = datetime.now(timezone.utc).isoformat(" ")
+        value = self._dumps(_value(i)).decode()
+        self.conn.execute(
+            self._put_sql, (".".join(_ns(i)), f"k{i}", value, stamp, stamp, None, None)
+        )
+
+    def put(self) -> Any:
+        self.i = i = (self.i + 1) % ITEMS
+        self._put(i)
+        return True
+
+    def get(self) -> Any:
+        return self.conn.execute(self._get_sql, ("docs.u7", "k7")).fetchone()
+
+    def search(self) -> Any:
+        return len(self.conn.execute(*self._search).fetchall())
+
+    def search_filter(self) -> Any:
+        return self.conn.execute(*self._search_filter).fetchall()
+
+
 # --- pytest-benchmark -------------------------------------------------------------------
 _SIDES: dict[tuple[str, str], Side] = {}
 _RESULTS: dict[tuple[str, str], dict[str, Any]] = {}
@@ -140,11 +203,12 @@ def _ab(turns: int = 12) -> None:
     from pathlib import Path
 
     tmp = Path(tempfile.mkdtemp())
-    sides = {
+    sides: dict[tuple[str, str], Any] = {
         (lib, kind): Side(lib, kind, str(tmp / f"{lib}-{kind}.db"))
         for kind in STORES
         for lib in LIBS
     }
+    sides[("floor", "sqlite")] = Floor(str(tmp / "floor-sqlite.db"))
     calls = {"put": 200, "get": 500, "search": 200, "search_filter": 20, "search_query": 5}
     times: dict[tuple[str, str, str], list[float]] = {}
     for turn in range(turns + 1):
@@ -158,16 +222,27 @@ def _ab(turns: int = 12) -> None:
                     fn()
                 if turn:  # (the first turn warms up)
                     times.setdefault((case, kind, lib), []).append((time.perf_counter() - t0) / n)
+    print(
+        f"{'case':14} {'store':7} {'langgraph':>10} {'warpgraph':>10} {'floor':>9}"
+        f"  {'wg vs lg (min-max)':>19}  {'floor/wg':>8}"
+    )
     for case in CASES:
         for kind in STORES:
             ref, ours = times.get((case, kind, "langgraph")), times.get((case, kind, "warpgraph"))
             if not ref or not ours:
                 continue
             ratios = [r / o for r, o in zip(ref, ours, strict=True)]
+            floor = times.get((case, kind, "floor"))
+            floor_txt, share = f"{'-':>9}", f"{'-':>8}"
+            if floor:
+                shares = [f / o for f, o in zip(floor, ours, strict=True)]
+                floor_txt = f"{statistics.median(floor) * 1e6:7.1f}µs"
+                share = f"{statistics.median(shares):8.2f}"
             print(
-                f"{case:14} {kind:7} langgraph {statistics.median(ref) * 1e6:9.1f} µs  "
-                f"warpgraph {statistics.median(ours) * 1e6:8.1f} µs  "
-                f"ratio {statistics.median(ratios):6.1f}x ({min(ratios):.1f}-{max(ratios):.1f})"
+                f"{case:14} {kind:7} {statistics.median(ref) * 1e6:8.1f}µs "
+                f"{statistics.median(ours) * 1e6:8.1f}µs {floor_txt}  "
+                f"{statistics.median(ratios):6.1f}x ({min(ratios):5.1f}-{max(ratios):5.1f})"
+                f"  {share}"
             )
 
 

@@ -104,10 +104,30 @@ def recent_first(
     a page that comes back short is no answer (the budget may have cut it) and the caller
     runs the full query. A search over many recent items reads ~a page of rows instead of
     sorting every match; a search of a few old items costs the budget's walk more."""
+    where, params = _search_where(d, op, omit, now_p, prefix_column="c.pfx")
+    budget = max(_PROBE_BUDGET, _PROBE_PER_ROW * (offset + limit))
+    columns = ", ".join(f"s.{c.strip()}" for c in _COLUMNS.split(","))
+    return (
+        ROWS,
+        (
+            f"SELECT {columns} FROM (SELECT rowid AS rid, prefix AS pfx FROM store "
+            f"INDEXED BY {d.recent_index} ORDER BY updated_at DESC, prefix, key "
+            f"LIMIT {d.ph}) AS c CROSS JOIN store AS s ON s.rowid = c.rid "
+            f"WHERE {where} LIMIT {d.ph} OFFSET {d.ph}"
+        ),
+        [budget, *params, limit, offset],
+    )
+
+
+def _search_where(
+    d: Dialect, op: SearchOp, omit: bool, now_p: Any, prefix_column: str = "prefix"
+) -> tuple[str, list]:
+    """The WHERE clause (and its parameters) of a search: prefix, liveness, filter."""
     conds: list[str] = []
-    params: list[Any] = [max(_PROBE_BUDGET, _PROBE_PER_ROW * (offset + limit))]
+    params: list[Any] = []
     if op.namespace_prefix:
-        sql, p = d.prefix_condition(_namespaces.to_text(op.namespace_prefix), column="c.pfx")
+        text = _namespaces.to_text(op.namespace_prefix)
+        sql, p = d.prefix_condition(text, column=prefix_column)
         conds.append(sql)
         params += p
     sql, p = _live(d, now_p, omit)
@@ -117,17 +137,57 @@ def recent_first(
     if fsql:
         conds.append(fsql)
         params += fparams
-    columns = ", ".join(f"s.{c.strip()}" for c in _COLUMNS.split(","))
+    return _and(*conds), params
+
+
+def search_page(d: Dialect, op: SearchOp, omit: bool, now_p: Any) -> Generator[tuple, Any, list]:
+    """The rows of an unranked search's page (a sub-plan: yields ROWS requests): the
+    recency walk first where the dialect has the index, else or when it comes back short
+    the full sorted query."""
+    limit, offset = max(op.limit, 0), max(op.offset, 0)
+    if d.recent_index is not None and 0 < limit and offset + limit <= _PROBE_MAX_PAGE:
+        rows = yield recent_first(d, op, omit, now_p, limit, offset)
+        if len(rows) == limit and _in_order(rows):
+            return rows
+    where, params = _search_where(d, op, omit, now_p)
     return (
-        ROWS,
-        (
-            f"SELECT {columns} FROM (SELECT rowid AS rid, prefix AS pfx FROM store "
-            f"INDEXED BY {d.recent_index} ORDER BY updated_at DESC, prefix, key "
-            f"LIMIT {d.ph}) AS c CROSS JOIN store AS s ON s.rowid = c.rid "
-            f"WHERE {_and(*conds)} LIMIT {d.ph} OFFSET {d.ph}"
-        ),
-        [*params, limit, offset],
+        yield (
+            ROWS,
+            (
+                f"SELECT {_COLUMNS} FROM store WHERE {where} "
+                f"ORDER BY updated_at DESC, prefix, key LIMIT {d.ph} OFFSET {d.ph}"
+            ),
+            [*params, limit, offset],
+        )
     )
+
+
+_new_search_item = SearchItem.__new__
+_fromiso = datetime.fromisoformat
+
+
+def search_items(d: Dialect, rows: Sequence[Sequence]) -> list[SearchItem]:
+    """SearchItems (score None) of (prefix, key, value, created_at, updated_at, ...) rows."""
+    out = []
+    namespaces: dict[str, tuple[str, ...]] = {}
+    decode = d.decode_value
+    for row in rows:
+        item = _new_search_item(SearchItem)
+        prefix = row[0]
+        namespace = namespaces.get(prefix)
+        if namespace is None:
+            namespace = namespaces[prefix] = _namespaces.from_text(prefix)
+        item.namespace = namespace
+        item.key = row[1]
+        item.value = decode(row[2])
+        created, updated = row[3], row[4]
+        item.created_at = created = _fromiso(created) if type(created) is str else created
+        item.updated_at = (
+            created if updated == row[3] else _fromiso(updated) if type(updated) is str else updated
+        )
+        item.score = None
+        out.append(item)
+    return out
 
 
 def _in_order(rows: Sequence[Sequence]) -> bool:
@@ -218,37 +278,13 @@ def run_batch(store: Any, ops: Iterable[Op]) -> Plan:
 
     # --- searches
     for i, op in searches:
-        conds: list[str] = []
-        params: list[Any] = []
-        if op.namespace_prefix:
-            sql, p = d.prefix_condition(_namespaces.to_text(op.namespace_prefix))
-            conds.append(sql)
-            params += p
-        sql, p = _live(d, now_p, omit)
-        conds.append(sql)
-        params += p
-        fsql, fparams = compile_filter_sql(d, op.filter)
-        if fsql:
-            conds.append(fsql)
-            params += fparams
-        where = _and(*conds)
-        order = "ORDER BY updated_at DESC, prefix, key"
         ranked = bool(op.query) and op.query in query_vectors
         if not ranked:
-            limit, offset = max(op.limit, 0), max(op.offset, 0)
-            rows = None
-            if d.recent_index is not None and 0 < limit and offset + limit <= _PROBE_MAX_PAGE:
-                rows = yield recent_first(d, op, omit, now_p, limit, offset)
-                if len(rows) < limit or not _in_order(rows):
-                    rows = None  # the probe may have stopped short: the full query decides
-            if rows is None:
-                rows = yield (
-                    ROWS,
-                    f"SELECT {_COLUMNS} FROM store WHERE {where} {order} LIMIT {d.ph} OFFSET {d.ph}",
-                    [*params, limit, offset],
-                )
-            results[i] = [_item(d, row, SearchItem) for row in rows]
+            rows = yield from search_page(d, op, omit, now_p)
+            results[i] = search_items(d, rows)
         else:
+            where, params = _search_where(d, op, omit, now_p)
+            order = "ORDER BY updated_at DESC, prefix, key"
             rows = yield (ROWS, f"SELECT {_COLUMNS} FROM store WHERE {where} {order}", params)
             vectors: dict[tuple[str, str], list[list[float]]] = defaultdict(list)
             if rows:

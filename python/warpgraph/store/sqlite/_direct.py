@@ -1,6 +1,7 @@
 """One-operation fast paths of both SQLite stores: a `get`, `put` or `delete` that needs no
 embedding and no TTL bookkeeping is ONE constant statement (so sqlite3's statement cache
-keeps it prepared), with no op objects, no plan and no explicit transaction.
+keeps it prepared), with no op objects, no plan and no explicit transaction; such a
+`search` (no query vector) is its page's statement (`plan.search_page`) run directly.
 
 A write outside a transaction in autocommit mode (`isolation_level=None`) is SQLite's own
 implicit transaction, committed when the statement ends: on disk exactly as LangGraph's
@@ -18,7 +19,8 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from warpgraph.store._sql.dialect import SqliteDialect
-from warpgraph.store.base import GetOp, Item, PutOp, validate_op_namespace
+from warpgraph.store._sql.plan import search_items, search_page
+from warpgraph.store.base import GetOp, Item, PutOp, SearchOp, validate_op_namespace
 
 __all__ = (
     "DELETE_SQL",
@@ -32,6 +34,7 @@ __all__ = (
     "remember_namespace",
     "run_fast",
     "run_fast_on",
+    "search_fast",
     "write",
 )
 
@@ -68,9 +71,26 @@ def run_fast_on(conn: sqlite3.Connection, store: Any, op: Any) -> Any:
 
 def op_fast(store: Any, op: Any) -> bool:
     """Whether `op` (one of a batch of one) runs as one statement."""
-    if type(op) is GetOp:
+    kind = type(op)
+    if kind is GetOp:
         return reads_fast(store, op.refresh_ttl)
-    return type(op) is PutOp and store.index_config is None
+    if kind is SearchOp:
+        return not (op.query and store.embeddings is not None) and reads_fast(store, op.refresh_ttl)
+    return kind is PutOp and store.index_config is None
+
+
+def search_fast(store: Any, conn: sqlite3.Connection, op: SearchOp) -> list:
+    """An unranked search needing no TTL work: its page's statement (the recency walk,
+    and the full query only when the walk comes back short), rows made items."""
+    d = store._dialect
+    page = search_page(d, op, False, None)
+    reply = None
+    while True:
+        try:
+            request = page.send(reply)
+        except StopIteration as stop:
+            return search_items(d, stop.value)
+        reply = conn.execute(request[1], request[2]).fetchall()
 
 
 def write(conn: sqlite3.Connection, sql: str, params: tuple) -> None:
@@ -119,6 +139,8 @@ def run_fast(store: Any, conn: sqlite3.Connection, op: Any) -> Any:
     validate_op_namespace(op)
     if type(op) is GetOp:
         return get_fast(store, conn, op.namespace, op.key)
+    if type(op) is SearchOp:
+        return search_fast(store, conn, op)
     if op.value is None:
         write(conn, DELETE_SQL, (".".join(op.namespace), op.key))
     else:

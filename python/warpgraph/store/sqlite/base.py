@@ -25,6 +25,7 @@ from warpgraph.store.base import (
     NotProvided,
     Op,
     Result,
+    SearchItem,
     TTLConfig,
     _ensure_refresh,
     _ensure_ttl,
@@ -244,7 +245,7 @@ class SqliteStore(SqliteStoreBase, BaseStore):
         # the one-statement methods bypass batch: a subclass that intercepts batch must see
         # every operation, so it gets the generic BaseStore methods back
         if cls.batch is not SqliteStore.batch:
-            for name in ("get", "put", "delete"):
+            for name in ("get", "put", "delete", "search"):
                 setattr(cls, name, getattr(BaseStore, name))
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
@@ -298,6 +299,34 @@ class SqliteStore(SqliteStoreBase, BaseStore):
             self.setup()
         with self.lock:
             _direct.write(self.conn, _direct.PUT_SQL, params)
+
+    def search(
+        self,
+        namespace_prefix: tuple[str, ...],
+        /,
+        *,
+        query: str | None = None,
+        filter: dict[str, Any] | None = None,
+        limit: int = 10,
+        offset: int = 0,
+        refresh_ttl: bool | None = None,
+    ) -> list[SearchItem]:
+        """Items under `namespace_prefix`, filtered and (with `query` and an index) ranked
+        by similarity, newest first otherwise; `limit` / `offset` page the results."""
+        op = self._search_op(
+            namespace_prefix,
+            query=query,
+            filter=filter,
+            limit=limit,
+            offset=offset,
+            refresh_ttl=refresh_ttl,
+        )
+        if not _direct.op_fast(self, op):
+            return self.batch([op])[0]  # type: ignore[return-value]
+        if not self.is_setup:
+            self.setup()
+        with self.lock:
+            return _direct.search_fast(self, self.conn, op)
 
     def delete(self, namespace: tuple[str, ...], key: str) -> None:
         """Delete the item under (namespace, key) (no error if absent)."""
