@@ -25,6 +25,7 @@ from typing import Any
 
 from warpgraph.store import _namespaces
 from warpgraph.store._sql.dialect import Dialect, pack_vector, unpack_vector
+from warpgraph.store._sql.dialect import loads as _loads
 from warpgraph.store._sql.filters import compile_filter_sql
 from warpgraph.store._vectors import rank
 from warpgraph.store.base import (
@@ -44,6 +45,7 @@ __all__ = ("EMBED_DOCUMENTS", "EMBED_QUERIES", "EXEC", "MANY", "ROWS", "run_batc
 EMBED_QUERIES, EMBED_DOCUMENTS, ROWS, EXEC, MANY = range(5)
 _UTC = timezone.utc
 _COLUMNS = "prefix, key, value, created_at, updated_at, ttl_minutes"
+_S_COLUMNS = ", ".join(f"s.{c.strip()}" for c in _COLUMNS.split(","))
 Plan = Generator[tuple, Any, list]
 
 
@@ -106,11 +108,10 @@ def recent_first(
     sorting every match; a search of a few old items costs the budget's walk more."""
     where, params = _search_where(d, op, omit, now_p, prefix_column="c.pfx")
     budget = max(_PROBE_BUDGET, _PROBE_PER_ROW * (offset + limit))
-    columns = ", ".join(f"s.{c.strip()}" for c in _COLUMNS.split(","))
     return (
         ROWS,
         (
-            f"SELECT {columns} FROM (SELECT rowid AS rid, prefix AS pfx FROM store "
+            f"SELECT {_S_COLUMNS} FROM (SELECT rowid AS rid, prefix AS pfx FROM store "
             f"INDEXED BY {d.recent_index} ORDER BY updated_at DESC, prefix, key "
             f"LIMIT {d.ph}) AS c CROSS JOIN store AS s ON s.rowid = c.rid "
             f"WHERE {where} LIMIT {d.ph} OFFSET {d.ph}"
@@ -163,14 +164,20 @@ def search_page(d: Dialect, op: SearchOp, omit: bool, now_p: Any) -> Generator[t
 
 
 _new_search_item = SearchItem.__new__
+_NAMESPACES: dict[str, tuple[str, ...]] = {}
+"""Stored prefix text -> namespace tuple, of recent rows (cleared when large)."""
+_JSON_TYPES = (str, bytes)
 _fromiso = datetime.fromisoformat
 
 
 def search_items(d: Dialect, rows: Sequence[Sequence]) -> list[SearchItem]:
     """SearchItems (score None) of (prefix, key, value, created_at, updated_at, ...) rows."""
     out = []
-    namespaces: dict[str, tuple[str, ...]] = {}
+    namespaces = _NAMESPACES
+    if len(namespaces) > 4096:
+        namespaces.clear()
     decode = d.decode_value
+    plain = type(d).decode_value is Dialect.decode_value  # JSON text or bytes: loads
     for row in rows:
         item = _new_search_item(SearchItem)
         prefix = row[0]
@@ -179,7 +186,8 @@ def search_items(d: Dialect, rows: Sequence[Sequence]) -> list[SearchItem]:
             namespace = namespaces[prefix] = _namespaces.from_text(prefix)
         item.namespace = namespace
         item.key = row[1]
-        item.value = decode(row[2])
+        value = row[2]
+        item.value = _loads(value) if plain and type(value) in _JSON_TYPES else decode(value)
         created, updated = row[3], row[4]
         item.created_at = created = _fromiso(created) if type(created) is str else created
         item.updated_at = (
