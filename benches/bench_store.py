@@ -5,10 +5,11 @@ Run timed:   pytest benches/bench_store.py --benchmark-enable --benchmark-group-
 As a test:   pytest benches/bench_store.py   (--benchmark-disable: each case once, the
              results of both libraries compared; no timed assertions)
 A/B:         PYTHONPATH=benches .venv/bin/python benches/bench_store.py  (the sides take
-             turns in one process and the ratios are printed; target >= 10x each). For
-             SQLite a third side, `Floor`, runs the bare statement warpgraph needs per call
-             with raw sqlite3; `floor/wg` is its time over warpgraph's (1.0 = no overhead
-             left above the database).
+             turns in one process and the ratios are printed; target >= 10x each). A
+             third side is the floor: for SQLite (`Floor`) the bare statement warpgraph
+             needs per call with raw sqlite3, for memory (`MemoryFloor`) the least Python
+             making the same objects; `floor/wg` is its time over warpgraph's (1.0 = no
+             overhead left above the floor).
 
 Each side's store holds 1,000 items in 10 namespaces ("docs", "u<i>") before timing.
 Both SQLite sides use the same connection settings (WAL, synchronous=NORMAL).
@@ -162,6 +163,65 @@ class Floor:
         return self.conn.execute(*self._search_filter).fetchall()
 
 
+class MemoryFloor:
+    """The in-process floor: the least Python giving the same objects, as plain functions
+    on a dict of dicts (no validation, no TTL, no options): a put stamps, copies the
+    value and stores a new Item; a get is two dict lookups; a search makes SearchItems of
+    the first 10 items under the prefix. No vector or filtered search here."""
+
+    def __init__(self) -> None:
+        from warpgraph.store.base import Item, SearchItem
+
+        self.lib, self.kind, self.vstore = "floor", "memory", None
+        self._item, self._search_item = Item.__new__, SearchItem.__new__
+        self._classes = (Item, SearchItem)
+        self.data: dict[tuple[str, ...], dict[str, Any]] = {}
+        for i in range(ITEMS):
+            self._put(i)
+        self.i = 0
+
+    def has(self, case: str) -> bool:
+        return case in ("put", "get", "search")
+
+    def _put(self, i: int) -> None:
+        from datetime import datetime, timezone
+
+        item = self._item(self._classes[0])
+        item.value = dict(_value(i))
+        item.namespace = namespace = _ns(i)
+        item.key = key = f"k{i}"
+        item.created_at = item.updated_at = datetime.now(timezone.utc)
+        self.data.setdefault(namespace, {})[key] = item
+
+    def put(self) -> Any:
+        self.i = i = (self.i + 1) % ITEMS
+        self._put(i)
+        return True
+
+    def get(self) -> Any:
+        item = self.data[("docs", "u7")]["k7"]
+        return (item.key, item.value)
+
+    def search(self) -> Any:
+        out = []
+        cls = self._classes[1]
+        for namespace, items in self.data.items():
+            if namespace[:1] != ("docs",):
+                continue
+            for item in items.values():
+                if len(out) == 10:
+                    return len(out)
+                found = self._search_item(cls)
+                found.value, found.key, found.namespace = item.value, item.key, item.namespace
+                found.created_at, found.updated_at, found.score = (
+                    item.created_at,
+                    item.updated_at,
+                    None,
+                )
+                out.append(found)
+        return len(out)
+
+
 # --- pytest-benchmark -------------------------------------------------------------------
 _SIDES: dict[tuple[str, str], Side] = {}
 _RESULTS: dict[tuple[str, str], dict[str, Any]] = {}
@@ -209,6 +269,7 @@ def _ab(turns: int = 12) -> None:
         for lib in LIBS
     }
     sides[("floor", "sqlite")] = Floor(str(tmp / "floor-sqlite.db"))
+    sides[("floor", "memory")] = MemoryFloor()
     calls = {"put": 200, "get": 500, "search": 200, "search_filter": 20, "search_query": 5}
     times: dict[tuple[str, str, str], list[float]] = {}
     for turn in range(turns + 1):

@@ -60,6 +60,7 @@ _now = datetime.now
 
 
 _VALID_NAMESPACES: set = set()  # tuples `_validate_namespace` accepted (writes)
+_READABLE_NAMESPACES: set = set()  # tuples `_validate_namespace_labels` accepted (reads)
 _new_search_item = SearchItem.__new__
 _new_item = Item.__new__
 
@@ -432,8 +433,16 @@ class InMemoryStore(BaseStore):
         self, namespace: tuple[str, ...], key: str, *, refresh_ttl: bool | None = None
     ) -> Item | None:
         """The item under (namespace, key), or None."""
-        _validate_namespace_labels(namespace)
-        return self._get(namespace, str(key), _ensure_refresh(self.ttl_config, refresh_ttl))
+        if type(namespace) is not tuple or namespace not in _READABLE_NAMESPACES:
+            _validate_namespace_labels(namespace)
+            if type(namespace) is tuple and len(_READABLE_NAMESPACES) < 4096:
+                _READABLE_NAMESPACES.add(namespace)
+        if type(key) is not str:
+            key = str(key)
+        if self._expiry:
+            return self._get(namespace, key, _ensure_refresh(self.ttl_config, refresh_ttl))
+        items = self._data.get(namespace)
+        return None if items is None else items.get(key)
 
     async def aget(
         self, namespace: tuple[str, ...], key: str, *, refresh_ttl: bool | None = None
