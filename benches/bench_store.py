@@ -258,7 +258,7 @@ def test_store(benchmark: Any, sides: Any, case: str, kind: str, lib: str) -> No
 
 
 # --- A/B in one process -------------------------------------------------------------------
-def _ab(turns: int = 12) -> None:
+def _ab(turns: int = 20) -> None:
     import tempfile
     from pathlib import Path
 
@@ -273,8 +273,9 @@ def _ab(turns: int = 12) -> None:
     calls = {"put": 200, "get": 500, "search": 200, "search_filter": 20, "search_query": 5}
     times: dict[tuple[str, str, str], list[float]] = {}
     for turn in range(turns + 1):
-        for (lib, kind), side in sides.items():
-            for case, n in calls.items():
+        # case by case, the sides of one store back to back (a pair is timed close together)
+        for case, n in calls.items():
+            for (lib, kind), side in sorted(sides.items(), key=lambda e: e[0][1]):
                 if not side.has(case):
                     continue
                 fn = getattr(side, case)
