@@ -32,6 +32,7 @@ from warpgraph.store._filter import compile_filter
 from warpgraph.store._vectors import NATIVE, pack, rank, rank_packed
 from warpgraph.store.base import (
     NOT_PROVIDED,
+    READABLE_NAMESPACES,
     BaseStore,
     GetOp,
     IndexConfig,
@@ -44,6 +45,7 @@ from warpgraph.store.base import (
     SearchItem,
     SearchOp,
     TTLConfig,
+    _check_read_namespace,
     _ensure_refresh,
     _ensure_ttl,
     _ttl_unsupported,
@@ -60,7 +62,6 @@ _now = datetime.now
 
 
 _VALID_NAMESPACES: set = set()  # tuples `_validate_namespace` accepted (writes)
-_READABLE_NAMESPACES: set = set()  # tuples `_validate_namespace_labels` accepted (reads)
 _new_search_item = SearchItem.__new__
 _new_item = Item.__new__
 
@@ -433,10 +434,8 @@ class InMemoryStore(BaseStore):
         self, namespace: tuple[str, ...], key: str, *, refresh_ttl: bool | None = None
     ) -> Item | None:
         """The item under (namespace, key), or None."""
-        if type(namespace) is not tuple or namespace not in _READABLE_NAMESPACES:
-            _validate_namespace_labels(namespace)
-            if type(namespace) is tuple and len(_READABLE_NAMESPACES) < 4096:
-                _READABLE_NAMESPACES.add(namespace)
+        if type(namespace) is not tuple or namespace not in READABLE_NAMESPACES:
+            _check_read_namespace(namespace)
         if type(key) is not str:
             key = str(key)
         if self._expiry:
@@ -522,6 +521,16 @@ class InMemoryStore(BaseStore):
     ) -> list[SearchItem]:
         """Items under `namespace_prefix`, filtered and (with `query` and an index) ranked."""
         _validate_namespace_labels(namespace_prefix)
+        if (
+            not filter
+            and not self._expiry
+            and (not query or self.embeddings is None)
+            and type(limit) is int
+            and type(offset) is int
+            and limit >= 0
+            and offset >= 0
+        ):  # the first page of the prefix's items, in order: no op, no candidates list
+            return self._first_page(namespace_prefix, offset, limit)
         op = SearchOp(
             namespace_prefix,
             filter,
@@ -534,6 +543,27 @@ class InMemoryStore(BaseStore):
         results: list[Result] = [None]
         self._finish_searches(searches, self._query_vectors_sync([op]), results)
         return results[0]  # type: ignore[return-value]
+
+    def _first_page(self, prefix: tuple[str, ...], offset: int, limit: int) -> list[SearchItem]:
+        out: list[SearchItem] = []
+        if not limit:
+            return out
+        n = len(prefix)
+        skip = offset
+        for namespace, items in self._data.items():
+            if namespace[:n] != prefix:
+                continue
+            if skip >= len(items):
+                skip -= len(items)
+                continue
+            for item in items.values():
+                if skip:
+                    skip -= 1
+                    continue
+                out.append(_search_item(item, None))
+                if len(out) == limit:
+                    return out
+        return out
 
     async def asearch(
         self,

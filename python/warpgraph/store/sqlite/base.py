@@ -19,6 +19,7 @@ from warpgraph.store._sql.plan import EXEC, MANY, ROWS, run_batch, sweep
 from warpgraph.store._sql.store import SqlStoreConfig, ThreadSweeper, drive
 from warpgraph.store.base import (
     NOT_PROVIDED,
+    READABLE_NAMESPACES,
     BaseStore,
     IndexConfig,
     Item,
@@ -27,6 +28,7 @@ from warpgraph.store.base import (
     Result,
     SearchItem,
     TTLConfig,
+    _check_read_namespace,
     _ensure_refresh,
     _ensure_ttl,
     _ttl_unsupported,
@@ -261,7 +263,8 @@ class SqliteStore(SqliteStoreBase, BaseStore):
         self, namespace: tuple[str, ...], key: str, *, refresh_ttl: bool | None = None
     ) -> Item | None:
         """The item under (namespace, key), or None."""
-        _validate_namespace_labels(namespace)
+        if type(namespace) is not tuple or namespace not in READABLE_NAMESPACES:
+            _check_read_namespace(namespace)
         key = key if type(key) is str else str(key)
         refresh = _ensure_refresh(self.ttl_config, refresh_ttl)
         if not _direct.reads_fast(self, refresh):
