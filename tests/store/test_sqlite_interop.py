@@ -157,6 +157,22 @@ def test_the_recency_page_falls_back_when_the_walk_stops_short(tmp_path, monkeyp
     assert got == [(("new",), "n1"), (("new",), "n10"), (("new",), "n11"), (("new",), "n12")]
 
 
+def test_rows_with_odd_stamps_are_ordered_by_sqlite(tmp_path) -> None:
+    """NULL and numeric updated_at values (foreign writers) sort as SQLite sorts them."""
+    store = SqliteStore(_connect(str(tmp_path / "s.db")))
+    for i in range(5):
+        store.put(("n",), f"k{i}", {"i": i})
+    store.conn.execute("UPDATE store SET updated_at = NULL WHERE key = 'k1'")
+    store.conn.execute("UPDATE store SET updated_at = 5 WHERE key = 'k3'")
+    got = [r.key for r in store.search(("n",), limit=5)]
+    (ref,) = store.conn.execute(
+        "SELECT group_concat(key) FROM (SELECT key FROM store"
+        " ORDER BY updated_at DESC, prefix, key)"
+    ).fetchone()
+    assert got == ref.split(",")
+    assert got[-1] == "k1"
+
+
 def test_one_statement_paths_answer_as_the_batch_path(tmp_path) -> None:
     store = SqliteStore(_connect(str(tmp_path / "s.db")))
     store.put(("a", "b"), "k", {"v": [1, {"x": None}]})

@@ -200,9 +200,12 @@ def search_items(d: Dialect, rows: Sequence[Sequence]) -> list[SearchItem]:
 
 def _in_order(rows: Sequence[Sequence]) -> bool:
     """Whether rows (prefix, key, _, _, updated_at, ...) are in the search order."""
-    for a, b in pairwise(rows):
-        if a[4] < b[4] or (a[4] == b[4] and (a[0], a[1]) > (b[0], b[1])):
-            return False
+    try:
+        for a, b in pairwise(rows):
+            if a[4] < b[4] or (a[4] == b[4] and (a[0], a[1]) > (b[0], b[1])):
+                return False
+    except TypeError:  # NULL or non-text stamps: SQL's order is not Python's
+        return False
     return True
 
 
