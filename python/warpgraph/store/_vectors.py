@@ -9,10 +9,17 @@ InMemoryStore rule, used by every warpgraph store.
 from __future__ import annotations
 
 import operator
+from array import array
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ("cosine", "norm", "rank")
+from warpgraph import _core
+
+__all__ = ("NATIVE", "cosine", "norm", "pack", "rank", "rank_packed")
+
+_cosine_top = getattr(_core, "cosine_top", None)
+NATIVE = _cosine_top is not None
+"""Whether the native ranking (`rank_packed`) is available in this build."""
 
 _mul = operator.mul
 
@@ -66,5 +73,36 @@ def rank(
         (score, item) for score, _, item in best[offset : offset + limit]
     ]
     if unscored and len(page) < limit:
+        page.extend((None, item) for item in unscored[: limit - len(page)])
+    return page
+
+
+def pack(vectors: Sequence[Sequence[float]]) -> bytes | None:
+    """An item's vectors as one bytes object of native float64s (None: no vectors), the
+    layout `rank_packed` reads."""
+    if not vectors:
+        return None
+    out = array("d")
+    for vector in vectors:
+        out.extend(vector)
+    return out.tobytes()
+
+
+def rank_packed(
+    query: Sequence[float],
+    items: Sequence[Any],
+    packed: Sequence[bytes | None],
+    offset: int,
+    limit: int,
+    dims: int,
+) -> list[tuple[float | None, Any]] | None:
+    """`rank` (cosine) of `items` whose vectors are `packed` (see `pack`), scored natively;
+    None when it cannot answer (no native build, or vectors not of the query's size)."""
+    if _cosine_top is None or not query or len(query) != dims:
+        return None
+    top = _cosine_top(list(query), packed, max(offset, 0) + max(limit, 0))
+    page: list[tuple[float | None, Any]] = [(score, items[pos]) for pos, score in top[offset:]]
+    if len(page) < limit and len(top) < len(items):
+        unscored = [item for item, p in zip(items, packed, strict=True) if p is None]
         page.extend((None, item) for item in unscored[: limit - len(page)])
     return page

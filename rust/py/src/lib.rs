@@ -10,6 +10,7 @@ mod sqlitems;
 mod sqlput;
 mod sqlrecord;
 mod sqlrows;
+mod vectors;
 
 #[pymodule(gil_used = false)]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -21,5 +22,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     sqlrows::register(m)?;
     sqlitems::register(m)?;
     sqlite_writer::register(m)?;
+    vectors::register(m)?;
     Ok(())
 }

@@ -50,6 +50,9 @@ class Dialect:
 
     ph: str
     vectors_table: str
+    recent_index: str | None = None
+    """An index on (updated_at DESC, prefix, key) the store's setup creates, which lets a
+    search read its page in order and stop (see `plan.recent_first`); None: none."""
     dotted_paths: bool
     refresh_needs_config: bool
     """Whether reads restart TTLs only when the TTL config says `refresh_on_read`
@@ -113,6 +116,7 @@ class SqliteDialect(Dialect):
     dotted_paths = True
     refresh_needs_config = True
     vectors_table = "store_vectors"
+    recent_index = "store_recent_idx"
     t_text = ("text",)
     t_number = ("integer", "real")
     t_array = "array"
@@ -156,10 +160,15 @@ class SqliteDialect(Dialect):
         return moment.isoformat(" ")
 
     def upsert(self, rows: int) -> str:
+        # an in-place update of a replaced row (same rowid: its key indexes stay as they
+        # are), with LangGraph's values: created_at restarts as with its INSERT OR REPLACE
         return (
-            "INSERT OR REPLACE INTO store "
+            "INSERT INTO store "
             "(prefix, key, value, created_at, updated_at, expires_at, ttl_minutes) VALUES "
             + ", ".join(["(?, ?, ?, ?, ?, ?, ?)"] * rows)
+            + " ON CONFLICT (prefix, key) DO UPDATE SET value = excluded.value,"
+            " created_at = excluded.created_at, updated_at = excluded.updated_at,"
+            " expires_at = excluded.expires_at, ttl_minutes = excluded.ttl_minutes"
         )
 
 

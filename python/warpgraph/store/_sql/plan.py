@@ -20,10 +20,12 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Generator, Iterable, Sequence
 from datetime import datetime, timedelta, timezone
+from itertools import pairwise
 from typing import Any
 
 from warpgraph.store import _namespaces
 from warpgraph.store._sql.dialect import Dialect, pack_vector, unpack_vector
+from warpgraph.store._sql.dialect import loads as _loads
 from warpgraph.store._sql.filters import compile_filter_sql
 from warpgraph.store._vectors import rank
 from warpgraph.store.base import (
@@ -43,6 +45,7 @@ __all__ = ("EMBED_DOCUMENTS", "EMBED_QUERIES", "EXEC", "MANY", "ROWS", "run_batc
 EMBED_QUERIES, EMBED_DOCUMENTS, ROWS, EXEC, MANY = range(5)
 _UTC = timezone.utc
 _COLUMNS = "prefix, key, value, created_at, updated_at, ttl_minutes"
+_S_COLUMNS = ", ".join(f"s.{c.strip()}" for c in _COLUMNS.split(","))
 Plan = Generator[tuple, Any, list]
 
 
@@ -83,6 +86,127 @@ def _refresh_rows(d: Dialect, rows: Iterable[Sequence], now: datetime) -> list[t
 
 def _refresh_sql(d: Dialect) -> str:
     return f"UPDATE store SET expires_at = {d.ph} WHERE prefix = {d.ph} AND key = {d.ph}"
+
+
+_PROBE_MAX_PAGE = 1000
+"""Pages up to this far (offset + limit) are first read in recency order (`recent_first`)."""
+_PROBE_BUDGET = 2000
+"""Index entries (most recent first) a probe looks at, at least ..."""
+_PROBE_PER_ROW = 20
+"""... or this many per row of the page, if more."""
+
+
+def recent_first(
+    d: Dialect, op: SearchOp, omit: bool, now_p: Any, limit: int, offset: int
+) -> tuple:
+    """A search page read from the most recent items down: the recency index is walked in
+    order (prefix checked on the index entry), each candidate's row fetched by rowid and
+    filtered, and the walk stops at the page's last row, or after the budget of index
+    entries. Without ORDER BY the rows come in the walk's order (checked by `_in_order`);
+    a page that comes back short is no answer (the budget may have cut it) and the caller
+    runs the full query. A search over many recent items reads ~a page of rows instead of
+    sorting every match; a search of a few old items costs the budget's walk more."""
+    where, params = _search_where(d, op, omit, now_p, prefix_column="c.pfx")
+    budget = max(_PROBE_BUDGET, _PROBE_PER_ROW * (offset + limit))
+    return (
+        ROWS,
+        (
+            f"SELECT {_S_COLUMNS} FROM (SELECT rowid AS rid, prefix AS pfx FROM store "
+            f"INDEXED BY {d.recent_index} ORDER BY updated_at DESC, prefix, key "
+            f"LIMIT {d.ph}) AS c CROSS JOIN store AS s ON s.rowid = c.rid "
+            f"WHERE {where} LIMIT {d.ph} OFFSET {d.ph}"
+        ),
+        [budget, *params, limit, offset],
+    )
+
+
+def _search_where(
+    d: Dialect, op: SearchOp, omit: bool, now_p: Any, prefix_column: str = "prefix"
+) -> tuple[str, list]:
+    """The WHERE clause (and its parameters) of a search: prefix, liveness, filter."""
+    conds: list[str] = []
+    params: list[Any] = []
+    if op.namespace_prefix:
+        text = _namespaces.to_text(op.namespace_prefix)
+        sql, p = d.prefix_condition(text, column=prefix_column)
+        conds.append(sql)
+        params += p
+    sql, p = _live(d, now_p, omit)
+    conds.append(sql)
+    params += p
+    fsql, fparams = compile_filter_sql(d, op.filter)
+    if fsql:
+        conds.append(fsql)
+        params += fparams
+    return _and(*conds), params
+
+
+def search_page(d: Dialect, op: SearchOp, omit: bool, now_p: Any) -> Generator[tuple, Any, list]:
+    """The rows of an unranked search's page (a sub-plan: yields ROWS requests): the
+    recency walk first where the dialect has the index, else or when it comes back short
+    the full sorted query."""
+    limit, offset = max(op.limit, 0), max(op.offset, 0)
+    if d.recent_index is not None and 0 < limit and offset + limit <= _PROBE_MAX_PAGE:
+        rows = yield recent_first(d, op, omit, now_p, limit, offset)
+        if len(rows) == limit and _in_order(rows):
+            return rows
+    where, params = _search_where(d, op, omit, now_p)
+    return (
+        yield (
+            ROWS,
+            (
+                f"SELECT {_COLUMNS} FROM store WHERE {where} "
+                f"ORDER BY updated_at DESC, prefix, key LIMIT {d.ph} OFFSET {d.ph}"
+            ),
+            [*params, limit, offset],
+        )
+    )
+
+
+_new_search_item = SearchItem.__new__
+_NAMESPACES: dict[str, tuple[str, ...]] = {}
+"""Stored prefix text -> namespace tuple, of recent rows (cleared when large)."""
+_JSON_TYPES = (str, bytes)
+_fromiso = datetime.fromisoformat
+
+
+def search_items(d: Dialect, rows: Sequence[Sequence]) -> list[SearchItem]:
+    """SearchItems (score None) of (prefix, key, value, created_at, updated_at, ...) rows."""
+    out = []
+    namespaces = _NAMESPACES
+    if len(namespaces) > 4096:
+        namespaces.clear()
+    decode = d.decode_value
+    plain = type(d).decode_value is Dialect.decode_value  # JSON text or bytes: loads
+    for row in rows:
+        item = _new_search_item(SearchItem)
+        prefix = row[0]
+        namespace = namespaces.get(prefix)
+        if namespace is None:
+            namespace = namespaces[prefix] = _namespaces.from_text(prefix)
+        item.namespace = namespace
+        item.key = row[1]
+        value = row[2]
+        item.value = _loads(value) if plain and type(value) in _JSON_TYPES else decode(value)
+        created, updated = row[3], row[4]
+        item.created_at = created = _fromiso(created) if type(created) is str else created
+        item.updated_at = (
+            created if updated == row[3] else _fromiso(updated) if type(updated) is str else updated
+        )
+        item.score = None
+        out.append(item)
+    return out
+
+
+def _in_order(rows: Sequence[Sequence]) -> bool:
+    """Whether rows (prefix, key, _, _, updated_at, ...) are in the search order."""
+    try:
+        for a, b in pairwise(rows):
+            if a[4] < b[4] or (a[4] == b[4] and (a[0], a[1]) > (b[0], b[1])):
+                return False
+    except TypeError:  # NULL or non-text stamps: SQL's order is not Python's
+        return False
+    return True
 
 
 def run_batch(store: Any, ops: Iterable[Op]) -> Plan:
@@ -165,30 +289,13 @@ def run_batch(store: Any, ops: Iterable[Op]) -> Plan:
 
     # --- searches
     for i, op in searches:
-        conds: list[str] = []
-        params: list[Any] = []
-        if op.namespace_prefix:
-            sql, p = d.prefix_condition(_namespaces.to_text(op.namespace_prefix))
-            conds.append(sql)
-            params += p
-        sql, p = _live(d, now_p, omit)
-        conds.append(sql)
-        params += p
-        fsql, fparams = compile_filter_sql(d, op.filter)
-        if fsql:
-            conds.append(fsql)
-            params += fparams
-        where = _and(*conds)
-        order = "ORDER BY updated_at DESC, prefix, key"
         ranked = bool(op.query) and op.query in query_vectors
         if not ranked:
-            rows = yield (
-                ROWS,
-                f"SELECT {_COLUMNS} FROM store WHERE {where} {order} LIMIT {d.ph} OFFSET {d.ph}",
-                [*params, max(op.limit, 0), max(op.offset, 0)],
-            )
-            results[i] = [_item(d, row, SearchItem) for row in rows]
+            rows = yield from search_page(d, op, omit, now_p)
+            results[i] = search_items(d, rows)
         else:
+            where, params = _search_where(d, op, omit, now_p)
+            order = "ORDER BY updated_at DESC, prefix, key"
             rows = yield (ROWS, f"SELECT {_COLUMNS} FROM store WHERE {where} {order}", params)
             vectors: dict[tuple[str, str], list[list[float]]] = defaultdict(list)
             if rows:

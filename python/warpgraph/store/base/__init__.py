@@ -252,6 +252,18 @@ def _validate_namespace_labels(namespace: tuple[str, ...]) -> None:
             )
 
 
+READABLE_NAMESPACES: set[tuple[str, ...]] = set()
+"""Namespace tuples whose labels passed `_validate_namespace_labels` (single-op fast paths
+check a namespace once; bounded)."""
+
+
+def _check_read_namespace(namespace: tuple[str, ...]) -> None:
+    """`_validate_namespace_labels`, remembered for tuples (see READABLE_NAMESPACES)."""
+    _validate_namespace_labels(namespace)
+    if type(namespace) is tuple and len(READABLE_NAMESPACES) < 4096:
+        READABLE_NAMESPACES.add(namespace)
+
+
 def _validate_namespace(namespace: tuple[str, ...]) -> None:
     """A namespace items can be written to: non-empty, valid labels, not under "langgraph"."""
     if not namespace:

@@ -29,9 +29,10 @@ from typing import Any, Literal
 
 from warpgraph.store import _namespaces
 from warpgraph.store._filter import compile_filter
-from warpgraph.store._vectors import rank
+from warpgraph.store._vectors import NATIVE, pack, rank, rank_packed
 from warpgraph.store.base import (
     NOT_PROVIDED,
+    READABLE_NAMESPACES,
     BaseStore,
     GetOp,
     IndexConfig,
@@ -44,6 +45,7 @@ from warpgraph.store.base import (
     SearchItem,
     SearchOp,
     TTLConfig,
+    _check_read_namespace,
     _ensure_refresh,
     _ensure_ttl,
     _ttl_unsupported,
@@ -76,6 +78,15 @@ def _search_item(item: Item, score: float | None) -> SearchItem:
     return found
 
 
+class _Packed:
+    """A ranked search's candidates for the native ranking: items and packed vectors."""
+
+    __slots__ = ("dims", "items", "packed")
+
+    def __init__(self, items: list[Item], packed: list[bytes | None], dims: int) -> None:
+        self.items, self.packed, self.dims = items, packed, dims
+
+
 def _vector_table() -> defaultdict:
     return defaultdict(dict)
 
@@ -87,6 +98,7 @@ class InMemoryStore(BaseStore):
         "_data",
         "_expiry",
         "_lock",
+        "_packed",
         "_sweeper",
         "_sweeper_stop",
         "_vectors",
@@ -115,6 +127,9 @@ class InMemoryStore(BaseStore):
         self._sweeper: threading.Thread | None = None
         self._sweeper_stop = threading.Event()
         self._lock = threading.Lock()
+        # namespace -> (its items, their packed vectors) for native ranking; dropped when
+        # the namespace's items or vectors change (see `_packed_candidates`)
+        self._packed: dict[tuple[str, ...], tuple[list[Item], list[bytes | None]] | None] = {}
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -202,12 +217,55 @@ class InMemoryStore(BaseStore):
             if any(not self._expired(ns, key, False) for key in items)
         ]
 
-    def _candidates(self, op: SearchOp) -> list[tuple[Item, list]]:
+    def _packed_candidates(self, op: SearchOp) -> _Packed | None:
+        """The candidates of a ranked search with no filter and no TTL as (items, packed
+        vectors) for the native ranking, or None (no native build, a vector of another
+        size than the index's `dims`)."""
+        if not NATIVE or op.filter or self._expiry or op.offset < 0 or op.limit < 0:
+            return None
+        dims = self.index_config.get("dims")
+        if not isinstance(dims, int) or dims <= 0:
+            return None
+        prefix = op.namespace_prefix
+        n = len(prefix)
+        items: list[Item] = []
+        packed: list[bytes | None] = []
+        cache = self._packed
+        for namespace, stored in self._data.items():
+            if namespace[:n] != prefix:
+                continue
+            if namespace in cache:
+                entry = cache[namespace]
+            else:
+                entry = cache[namespace] = self._pack_namespace(namespace, stored, dims)
+            if entry is None:
+                return None
+            items += entry[0]
+            packed += entry[1]
+        return _Packed(items, packed, dims)
+
+    def _pack_namespace(
+        self, namespace: tuple[str, ...], stored: dict[str, Item], dims: int
+    ) -> tuple[list[Item], list[bytes | None]] | None:
+        vectors = self._vectors.get(namespace) or {}
+        packed: list[bytes | None] = []
+        for key in stored:
+            found = vectors.get(key)
+            if found and any(len(v) != dims for v in found.values()):
+                return None
+            packed.append(pack(list(found.values())) if found else None)
+        return list(stored.values()), packed
+
+    def _candidates(self, op: SearchOp) -> list[tuple[Item, list]] | _Packed:
         """[(item, its vectors if the search ranks)] under the prefix that pass the filter."""
         prefix = op.namespace_prefix
         n = len(prefix)
         match = compile_filter(op.filter)
         ranked = bool(op.query and self.embeddings is not None)
+        if ranked:
+            fast = self._packed_candidates(op)
+            if fast is not None:
+                return fast
         # without ranking only the first offset + limit candidates are used
         stop = op.offset + op.limit if not ranked and op.offset >= 0 and op.limit >= 0 else -1
         expiry = self._expiry
@@ -234,7 +292,24 @@ class InMemoryStore(BaseStore):
         results: list[Result],
     ) -> None:
         for i, (op, candidates) in searches.items():
-            if op.query and query_vectors:
+            if type(candidates) is _Packed:
+                page = rank_packed(
+                    query_vectors.get(op.query) or [],
+                    candidates.items,
+                    candidates.packed,
+                    op.offset,
+                    op.limit,
+                    candidates.dims,
+                )
+                if page is None:  # not natively: the plain candidates then
+                    self._packed.clear()
+                    page = rank(
+                        query_vectors.get(op.query) or [],
+                        self._unpacked(candidates),
+                        op.offset,
+                        op.limit,
+                    )
+            elif op.query and query_vectors:
                 page = rank(query_vectors[op.query], candidates, op.offset, op.limit)
             else:
                 page = [(None, item) for item, _ in candidates[op.offset : op.offset + op.limit]]
@@ -244,6 +319,13 @@ class InMemoryStore(BaseStore):
             if op.refresh_ttl and self._expiry:
                 for item in found:
                     self._expired(item.namespace, item.key, True)
+
+    def _unpacked(self, candidates: _Packed) -> list[tuple[Item, list]]:
+        out = []
+        for item in candidates.items:
+            found = self._vectors.get(item.namespace, {}).get(item.key)
+            out.append((item, list(found.values()) if found else []))
+        return out
 
     def _queries(self, ops: list[SearchOp]) -> list[str]:
         if self.embeddings is None:
@@ -310,6 +392,7 @@ class InMemoryStore(BaseStore):
             for text, owners in pending.items():
                 for namespace, key, field in owners:
                     self._vectors[namespace][key][field] = by_text[text]
+                    self._packed.pop(namespace, None)
 
     def _store(self, namespace: tuple[str, ...], key: str, value: Mapping, ttl: Any) -> None:
         now = _now(_UTC)
@@ -319,6 +402,8 @@ class InMemoryStore(BaseStore):
         item.namespace = namespace if type(namespace) is tuple else tuple(namespace)
         item.created_at = item.updated_at = now
         self._data[item.namespace][key] = item
+        if self._packed:
+            self._packed.pop(item.namespace, None)
         vectors = self._vectors.get(namespace)
         if vectors and key in vectors:
             del vectors[key]  # a replaced value's vectors are stale
@@ -328,6 +413,8 @@ class InMemoryStore(BaseStore):
             self._expiry.pop((namespace, key), None)
 
     def _drop(self, namespace: tuple[str, ...], key: str) -> None:
+        if self._packed:
+            self._packed.pop(namespace, None)
         items = self._data.get(namespace)
         if items is not None:
             items.pop(key, None)
@@ -347,8 +434,14 @@ class InMemoryStore(BaseStore):
         self, namespace: tuple[str, ...], key: str, *, refresh_ttl: bool | None = None
     ) -> Item | None:
         """The item under (namespace, key), or None."""
-        _validate_namespace_labels(namespace)
-        return self._get(namespace, str(key), _ensure_refresh(self.ttl_config, refresh_ttl))
+        if type(namespace) is not tuple or namespace not in READABLE_NAMESPACES:
+            _check_read_namespace(namespace)
+        if type(key) is not str:
+            key = str(key)
+        if self._expiry:
+            return self._get(namespace, key, _ensure_refresh(self.ttl_config, refresh_ttl))
+        items = self._data.get(namespace)
+        return None if items is None else items.get(key)
 
     async def aget(
         self, namespace: tuple[str, ...], key: str, *, refresh_ttl: bool | None = None
@@ -428,6 +521,16 @@ class InMemoryStore(BaseStore):
     ) -> list[SearchItem]:
         """Items under `namespace_prefix`, filtered and (with `query` and an index) ranked."""
         _validate_namespace_labels(namespace_prefix)
+        if (
+            not filter
+            and not self._expiry
+            and (not query or self.embeddings is None)
+            and type(limit) is int
+            and type(offset) is int
+            and limit >= 0
+            and offset >= 0
+        ):  # the first page of the prefix's items, in order: no op, no candidates list
+            return self._first_page(namespace_prefix, offset, limit)
         op = SearchOp(
             namespace_prefix,
             filter,
@@ -440,6 +543,27 @@ class InMemoryStore(BaseStore):
         results: list[Result] = [None]
         self._finish_searches(searches, self._query_vectors_sync([op]), results)
         return results[0]  # type: ignore[return-value]
+
+    def _first_page(self, prefix: tuple[str, ...], offset: int, limit: int) -> list[SearchItem]:
+        out: list[SearchItem] = []
+        if not limit:
+            return out
+        n = len(prefix)
+        skip = offset
+        for namespace, items in self._data.items():
+            if namespace[:n] != prefix:
+                continue
+            if skip >= len(items):
+                skip -= len(items)
+                continue
+            for item in items.values():
+                if skip:
+                    skip -= 1
+                    continue
+                out.append(_search_item(item, None))
+                if len(out) == limit:
+                    return out
+        return out
 
     async def asearch(
         self,

@@ -17,6 +17,7 @@ from warpgraph.store._sql.plan import Plan, run_batch, sweep
 from warpgraph.store._sql.store import TaskSweeper, aprelude, drive
 from warpgraph.store.base import Op, Result, TTLConfig
 from warpgraph.store.base.batch import AsyncBatchedBaseStore
+from warpgraph.store.sqlite import _direct
 from warpgraph.store.sqlite.base import (
     SqliteIndexConfig,
     SqliteStoreBase,
@@ -93,6 +94,11 @@ class AsyncSqliteStore(AsyncBatchedBaseStore, SqliteStoreBase):
             return await self._on_db_thread(_finish, plan, first)
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+        if type(ops) is list and len(ops) == 1 and _direct.op_fast(self, ops[0]):
+            if not self.is_setup:
+                await self.setup()
+            async with self.lock:
+                return [await self._on_db_thread(_direct.run_fast_on, self, ops[0])]
         return await self._run(run_batch(self, ops))
 
     async def sweep_ttl(self) -> int:

@@ -17,7 +17,25 @@ from typing import Any
 from warpgraph.store._sql.dialect import SqliteDialect
 from warpgraph.store._sql.plan import EXEC, MANY, ROWS, run_batch, sweep
 from warpgraph.store._sql.store import SqlStoreConfig, ThreadSweeper, drive
-from warpgraph.store.base import BaseStore, IndexConfig, Op, Result, TTLConfig
+from warpgraph.store.base import (
+    NOT_PROVIDED,
+    READABLE_NAMESPACES,
+    BaseStore,
+    IndexConfig,
+    Item,
+    NotProvided,
+    Op,
+    Result,
+    SearchItem,
+    TTLConfig,
+    _check_read_namespace,
+    _ensure_refresh,
+    _ensure_ttl,
+    _ttl_unsupported,
+    _validate_namespace,
+    _validate_namespace_labels,
+)
+from warpgraph.store.sqlite import _direct
 
 __all__ = ("MIGRATIONS", "VECTOR_MIGRATIONS", "SqliteIndexConfig", "SqliteStore")
 
@@ -52,6 +70,12 @@ VECTOR_MIGRATIONS = [
         " FOREIGN KEY (prefix, key) REFERENCES store (prefix, key) ON DELETE CASCADE)"
     ),
 ]
+
+RECENT_INDEX = (
+    f"CREATE INDEX IF NOT EXISTS {SqliteDialect.recent_index} ON store"
+    " (updated_at DESC, prefix, key)"
+)
+"""The recency index searches walk (warpgraph's; see `_sql.plan.recent_first`)."""
 
 
 class SqliteIndexConfig(IndexConfig, total=False):
@@ -143,6 +167,11 @@ class SqliteStoreBase(SqlStoreConfig):
         migrate(conn, "store_migrations", self.MIGRATIONS)
         if self.index_config is not None:
             migrate(conn, "vector_migrations", self.VECTOR_MIGRATIONS)
+        # not a numbered migration (LangGraph numbers its own): an extra index its store
+        # ignores and SQLite maintains on its writes too
+        conn.execute(RECENT_INDEX)
+        if conn.in_transaction:
+            conn.commit()
 
 
 class SqliteStore(SqliteStoreBase, BaseStore):
@@ -213,8 +242,105 @@ class SqliteStore(SqliteStoreBase, BaseStore):
                 session.run(EXEC, "SELECT 1", [])  # opens the transaction
             yield session.cur
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        # the one-statement methods bypass batch: a subclass that intercepts batch must see
+        # every operation, so it gets the generic BaseStore methods back
+        if cls.batch is not SqliteStore.batch:
+            for name in ("get", "put", "delete", "search"):
+                setattr(cls, name, getattr(BaseStore, name))
+
     def batch(self, ops: Iterable[Op]) -> list[Result]:
+        if type(ops) is list and len(ops) == 1 and _direct.op_fast(self, ops[0]):
+            if not self.is_setup:
+                self.setup()
+            with self.lock:
+                return [_direct.run_fast(self, self.conn, ops[0])]
         return drive(run_batch(self, ops), self.embeddings, self._session)
+
+    # --- one-statement single operations (see `_direct`); the rest go through `batch`
+    def get(
+        self, namespace: tuple[str, ...], key: str, *, refresh_ttl: bool | None = None
+    ) -> Item | None:
+        """The item under (namespace, key), or None."""
+        if type(namespace) is not tuple or namespace not in READABLE_NAMESPACES:
+            _check_read_namespace(namespace)
+        key = key if type(key) is str else str(key)
+        refresh = _ensure_refresh(self.ttl_config, refresh_ttl)
+        if not _direct.reads_fast(self, refresh):
+            return self.batch([self._get_op(namespace, key, refresh_ttl=refresh_ttl)])[0]
+        if not self.is_setup:
+            self.setup()
+        namespace = namespace if type(namespace) is tuple else tuple(namespace)
+        with self.lock:
+            return _direct.get_fast(self, self.conn, namespace, key)
+
+    def put(
+        self,
+        namespace: tuple[str, ...],
+        key: str,
+        value: Any,
+        index: Any = None,
+        *,
+        ttl: float | None | NotProvided = NOT_PROVIDED,
+    ) -> None:
+        """Store (or replace) `value` under (namespace, key); `ttl` in minutes."""
+        if self.index_config is not None:
+            self.batch([self._put_op(namespace, key, value, index, ttl=ttl)])
+            return
+        if type(namespace) is not tuple or namespace not in _direct.VALID_NAMESPACES:
+            _validate_namespace(namespace)
+            _direct.remember_namespace(namespace)
+        if ttl is NOT_PROVIDED:
+            ttl = _ensure_ttl(self.ttl_config, ttl)
+        elif ttl is not None and not self.supports_ttl:  # pragma: no cover - always True
+            raise _ttl_unsupported(self)
+        params = _direct.put_params(
+            self, namespace, key if type(key) is str else str(key), value, ttl
+        )
+        if not self.is_setup:
+            self.setup()
+        with self.lock:
+            _direct.write(self.conn, _direct.PUT_SQL, params)
+
+    def search(
+        self,
+        namespace_prefix: tuple[str, ...],
+        /,
+        *,
+        query: str | None = None,
+        filter: dict[str, Any] | None = None,
+        limit: int = 10,
+        offset: int = 0,
+        refresh_ttl: bool | None = None,
+    ) -> list[SearchItem]:
+        """Items under `namespace_prefix`, filtered and (with `query` and an index) ranked
+        by similarity, newest first otherwise; `limit` / `offset` page the results."""
+        op = self._search_op(
+            namespace_prefix,
+            query=query,
+            filter=filter,
+            limit=limit,
+            offset=offset,
+            refresh_ttl=refresh_ttl,
+        )
+        if not _direct.op_fast(self, op):
+            return self.batch([op])[0]  # type: ignore[return-value]
+        if not self.is_setup:
+            self.setup()
+        with self.lock:
+            return _direct.search_fast(self, self.conn, op)
+
+    def delete(self, namespace: tuple[str, ...], key: str) -> None:
+        """Delete the item under (namespace, key) (no error if absent)."""
+        if self.index_config is not None:
+            self.batch([self._delete_op(namespace, key)])
+            return
+        _validate_namespace_labels(namespace)
+        if not self.is_setup:
+            self.setup()
+        with self.lock:
+            _direct.write(self.conn, _direct.DELETE_SQL, (".".join(namespace), str(key)))
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         raise NotImplementedError(_AIO_ERROR_MSG)
