@@ -585,6 +585,7 @@ pub struct Encoded<'py> {
 }
 
 /// `encode_record`, for Rust callers.
+#[allow(clippy::too_many_arguments)] // (the arguments of `encode_record`, one to one)
 pub fn encode<'py>(
     checkpoint: &Bound<'py, PyDict>,
     parent: Option<&StateParts<'py>>,
