@@ -146,7 +146,7 @@ def _load() -> None:
 class _CallState:
     """Per loop: the call tasks of the current step and the futures of those running."""
 
-    __slots__ = ("condition", "created", "lock", "running", "step_key", "sync_queue")
+    __slots__ = ("callers", "condition", "created", "lock", "running", "step_key", "sync_queue")
 
     def __init__(self, cap: int) -> None:
         self.lock = threading.RLock()
@@ -155,12 +155,14 @@ class _CallState:
         self.step_key: Any = None
         self.created: list[Any] = []  # call tasks made in the step `step_key`
         self.running: dict[str, Any] = {}  # task id -> future of a call still running
+        self.callers: dict[str, tuple] = {}  # caller id -> (its namespace, path string)
 
     def for_step(self, key: Any) -> None:
         if key != self.step_key:
             self.step_key = key
             self.created = []
             self.running = {}
+            self.callers = {}
 
     def applied(self, key: Any) -> list[tuple]:
         """`(name, path, triggers, writes)` of the call tasks made in step `key`, for a
@@ -260,10 +262,13 @@ class _Caller:
 # ------------------------------------------------------------------ preparing call tasks
 
 
-def prepare_call(loop: Any, parent: Any, index: int, call: Any, async_run: bool = False) -> Any:
+def prepare_call(
+    loop: Any, parent: Any, index: int, call: Any, async_run: bool = False, state: Any = None
+) -> Any:
     """The PUSH task of `call`, the `index`-th call `parent` made (LangGraph's ids, paths,
     namespaces and config; a plain call's config is built on first use: `_call_tasks`).
-    `async_run`: the task runs on the run's event loop."""
+    `async_run`: the task runs on the run's event loop; `state`: the loop's call state, set
+    to the current step (it keeps what the step's calls of one caller share)."""
     prepared = getattr(call, "prepared", None)
     if prepared is None:
         proc, plans = get_runnable_for_task(call.func), None
@@ -274,14 +279,18 @@ def prepare_call(loop: Any, parent: Any, index: int, call: Any, async_run: bool 
         raise ValueError("`call` functions must have a `__name__` attribute")
     pconfig = parent.config
     pconf = pconfig[CONF]
-    caller_ns = pconf.get(CONFIG_KEY_CHECKPOINT_NS, "")
-    ns = f"{caller_ns}{NS_SEP}{name}" if caller_ns else name
     cid = loop.checkpoint_id
     step = loop.step
+    known = state.callers.get(parent.id) if state is not None else None
+    if known is None or known[2] is not parent:
+        caller = pconf.get(CONFIG_KEY_CHECKPOINT_NS, ""), _engine.task_path_str(parent.path)
+        known = (*caller, parent, str(step))
+        if state is not None:
+            state.callers[parent.id] = known
+    caller_ns, path_str, _, step_str = known
+    ns = f"{caller_ns}{NS_SEP}{name}" if caller_ns else name
     task_id = _engine.task_id(
-        cid,
-        [ns, str(step), name, PUSH, _engine.task_path_str(parent.path), str(index)],
-        loop.checkpoint_v,
+        cid, [ns, step_str, name, PUSH, path_str, str(index)], loop.checkpoint_v
     )
     task_ns = f"{ns}{NS_END}{task_id}"
     path = (*(PUSH, parent.path, index), True)
@@ -394,24 +403,30 @@ def _call_scratchpad(loop: Any, caller_pad: Any, task_id: str, task_ns: str) -> 
 def _accept(loop: Any, parent: Any, call: Any, async_run: bool = False) -> tuple[Any, _CallState]:
     """Prepare the call's task and add it to the step (LangGraph's `accept_push`): the
     `tasks` stream announces it, writes saved for it are put back on it."""
-    index = parent.config[CONF][CONFIG_KEY_SCRATCHPAD].call_counter()
-    task = prepare_call(loop, parent, index, call, async_run)
     state = call_state(loop)
     with state.lock:
-        state.for_step((loop.checkpoint_id, loop.step))
-        known = loop.tasks.get(task.id)
-        if known is not None:  # the same call again (a retried caller): the same task
-            return known, state
-        loop.tasks[task.id] = task
-        state.created.append(task)
-        if loop._want_tasks:
-            for payload in map_debug_tasks([task]):
-                loop._emit("tasks", payload)
-        if loop.pending_writes:
-            mine = (w for w in loop.pending_writes if w[0] == task.id)
-            for st in read_task_statuses(mine).values():
-                task.writes.extend(st.output)
-    return task, state
+        return _accept_locked(loop, state, parent, call, async_run), state
+
+
+def _accept_locked(loop: Any, state: _CallState, parent: Any, call: Any, async_run: bool) -> Any:
+    """`_accept` under the call state's lock: the call's task (the known one for a call
+    made again)."""
+    index = parent.config[CONF][CONFIG_KEY_SCRATCHPAD].call_counter()
+    state.for_step((loop.checkpoint_id, loop.step))
+    task = prepare_call(loop, parent, index, call, async_run, state)
+    known = loop.tasks.get(task.id)
+    if known is not None:  # the same call again (a retried caller): the same task
+        return known
+    loop.tasks[task.id] = task
+    state.created.append(task)
+    if loop._want_tasks:
+        for payload in map_debug_tasks([task]):
+            loop._emit("tasks", payload)
+    if loop.pending_writes:
+        mine = (w for w in loop.pending_writes if w[0] == task.id)
+        for st in read_task_statuses(mine).values():
+            task.writes.extend(st.output)
+    return task
 
 
 def _settle_from_writes(task: Any, fut: Any) -> None:
@@ -471,6 +486,7 @@ def _commit(loop: Any, state: _CallState, task: Any, exc: BaseException | None) 
 
 
 _PENDING, _FINISHED = "PENDING", "FINISHED"  # (concurrent.futures' state names)
+_DONE_STATES = frozenset((_FINISHED, "CANCELLED", "CANCELLED_AND_NOTIFIED"))
 
 
 class _CallFuture(concurrent.futures.Future):
@@ -507,6 +523,10 @@ class _CallFuture(concurrent.futures.Future):
                 if left is not None and left <= 0:
                     break
                 self._condition.wait(left)
+
+    def done(self) -> bool:
+        # (one attribute read: a state is only ever replaced whole, under the condition)
+        return self._state in _DONE_STATES
 
     def result(self, timeout: float | None = None) -> Any:
         if self._state == _FINISHED and self._exception is None:
@@ -573,14 +593,21 @@ class _SyncQueue:
 
 
 def _pool() -> Any:
-    from warpgraph.pregel._executor import get_pool  # (imports nothing of pregel's)
+    global _get_pool
+    if _get_pool is None:
+        from warpgraph.pregel._executor import get_pool  # (imports nothing of pregel's)
 
-    return get_pool()
+        _get_pool = get_pool
+    return _get_pool()
+
+
+_get_pool: Any = None
 
 
 def _call_sync(loop: Any, parent: Any, call: Any) -> concurrent.futures.Future:
-    task, state = _accept(loop, parent, call)
+    state = call_state(loop)
     with state.lock:
+        task = _accept_locked(loop, state, parent, call, False)
         running = state.running.get(task.id)
         if running is not None:
             return running
