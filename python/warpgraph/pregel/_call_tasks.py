@@ -46,7 +46,14 @@ from warpgraph.pregel._algo import (
 from warpgraph.pregel._write import ChannelWrite
 from warpgraph.runtime import ExecutionInfo, Runtime
 
-__all__ = ("PUSH_TRIGGER", "LazyCallTask", "call_config", "call_plans", "lazy_call_task")
+__all__ = (
+    "PUSH_TRIGGER",
+    "LazyCallTask",
+    "LoopView",
+    "call_config",
+    "call_plans",
+    "lazy_call_task",
+)
 
 PUSH_TRIGGER = (PUSH,)
 
@@ -65,7 +72,7 @@ def call_config(
     callbacks: Any,
 ) -> dict:
     """The config of a call task (LangGraph's): the caller's, with the call's own ids,
-    namespace, scratchpad, runtime and writers."""
+    namespace, scratchpad, runtime and writers (`loop`: the loop or its `LoopView`)."""
     pconfig = parent.config
     pconf = pconfig[CONF]
     runtime = pconf.get(CONFIG_KEY_RUNTIME)
@@ -126,9 +133,21 @@ def _fresh_pad(loop: Any, caller_pad: Any, step: int) -> Any:
     return _scratch(step, loop.stop, caller_pad.get_null_resume, [])
 
 
+class LoopView:
+    """What building a call task's config reads of its loop (constant while the loop
+    runs). Lazy call tasks hold this rather than the loop, so a finished run's loop and
+    tasks are freed by reference counting, not left to the cyclic collector."""
+
+    __slots__ = ("engine", "parent_ns", "saver", "stop", "store")
+
+    def __init__(self, loop: Any) -> None:
+        self.engine, self.parent_ns, self.saver = loop.engine, loop.parent_ns, loop.saver
+        self.stop, self.store = loop.stop, loop.store
+
+
 class LazyCallTask(LazyTask):
     """A call task whose config is built on first access. Its raw config is
-    `(loop, (parent, task_ns), step, checkpoint id, plan)`; `plan` is what
+    `(LoopView, (parent, task_ns), step, checkpoint id, plan)`; `plan` is what
     `_retry._run_unconfigured` runs (see `call_plans`)."""
 
     __slots__ = ()
@@ -152,7 +171,7 @@ LazyCallTask.__name__ = LazyCallTask.__qualname__ = LazyTask.__name__
 LazyCallTask.__module__ = LazyTask.__module__
 LAZY_CONFIG_HOLDERS.add(LazyCallTask)
 
-# lazy_call_task(name, input, proc, writes, (loop, (parent, task_ns), step, cid, plan),
+# lazy_call_task(name, input, proc, writes, (view, (parent, task_ns), step, cid, plan),
 #                triggers, retry_policy, None, id, path, (), (), None)
 lazy_call_task = _builder_of(LazyCallTask)
 

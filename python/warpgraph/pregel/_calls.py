@@ -76,6 +76,8 @@ def _children_of(task_id: str) -> list[Any]:
 def join(task: Any) -> None:
     """Wait until every call `task` made has ended and been committed (sync runs)."""
     while True:
+        if task.id not in CHILDREN:  # (made no call: nothing to take)
+            return
         kids = _children_of(task.id)
         if not kids:
             return
@@ -93,6 +95,8 @@ def join(task: Any) -> None:
 async def ajoin(task: Any) -> None:
     """Async twin of `join`: the calls are asyncio tasks of the running loop."""
     while True:
+        if task.id not in CHILDREN:  # (made no call: nothing to take)
+            return
         kids = _children_of(task.id)
         if not kids:
             return
@@ -117,7 +121,7 @@ _RT_FIELDS = _RT_STD = _exec_info = _local_read = _runtime = _task = hexdigest =
 _no_null_resume = _scratch = map_debug_tasks = read_task_statuses = None
 run_with_retry = arun_with_retry = Call = get_runnable_for_task = identifier = None
 _call_config = _lazy_call_task = _run_unconfigured = _arun_unconfigured = None
-_LazyCallTask = _raw_config = None
+_LazyCallTask = _raw_config = _LoopView = None
 
 
 def _load() -> None:
@@ -125,7 +129,7 @@ def _load() -> None:
     global _no_null_resume, _scratch, map_debug_tasks, read_task_statuses
     global run_with_retry, arun_with_retry, Call, get_runnable_for_task, identifier
     global _call_config, _lazy_call_task, _run_unconfigured, _arun_unconfigured
-    global _LazyCallTask, _raw_config
+    global _LazyCallTask, _raw_config, _LoopView
     from warpgraph.pregel import _algo, _call_tasks, _retry, debug
     from warpgraph.pregel import _call as call_mod
     from warpgraph.pregel import _engine as engine_mod
@@ -141,12 +145,22 @@ def _load() -> None:
     _call_config, _lazy_call_task = _call_tasks.call_config, _call_tasks.lazy_call_task
     _run_unconfigured, _arun_unconfigured = _retry._run_unconfigured, _retry._arun_unconfigured
     _LazyCallTask, _raw_config = _call_tasks.LazyCallTask, _algo._raw_config
+    _LoopView = _call_tasks.LoopView
 
 
 class _CallState:
     """Per loop: the call tasks of the current step and the futures of those running."""
 
-    __slots__ = ("callers", "condition", "created", "lock", "running", "step_key", "sync_queue")
+    __slots__ = (
+        "callers",
+        "condition",
+        "created",
+        "lock",
+        "running",
+        "step_key",
+        "sync_queue",
+        "view",
+    )
 
     def __init__(self, cap: int) -> None:
         self.lock = threading.RLock()
@@ -156,6 +170,7 @@ class _CallState:
         self.created: list[Any] = []  # call tasks made in the step `step_key`
         self.running: dict[str, Any] = {}  # task id -> future of a call still running
         self.callers: dict[str, tuple] = {}  # caller id -> (its namespace, path string)
+        self.view: Any = None  # (the loop's `_call_tasks.LoopView`, made on first use)
 
     def for_step(self, key: Any) -> None:
         if key != self.step_key:
@@ -309,8 +324,11 @@ def prepare_call(
     retry = call.retry_policy or loop.graph.retry_policy
     if cache_key is None and not retry and call.timeout is None and not call.callbacks:
         plan = plans[1 if async_run else 0] if plans is not None else None
-        if plan is not None and not loop.pending_writes:  # (config built on first use)
-            raw = (loop, (parent, task_ns), step, cid, plan)
+        if plan is not None and state is not None and not loop.pending_writes:
+            view = state.view  # (config built on first use)
+            if view is None:
+                view = state.view = _LoopView(loop)
+            raw = (view, (parent, task_ns), step, cid, plan)
             return _lazy_call_task(
                 name,
                 call.input,
