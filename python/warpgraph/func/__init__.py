@@ -16,21 +16,27 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar, get_args, get_origin
 
-from warpgraph._internal._constants import CACHE_NS_WRITES, PREVIOUS
+from warpgraph._internal._constants import CACHE_NS_WRITES, CONF, CONFIG_KEY_CALL, PREVIOUS
+from warpgraph._internal._flags import FAST_PATHS
 from warpgraph._internal._runnable import is_async_callable
 from warpgraph._internal._timeout import coerce_timeout_policy, sync_timeout_unsupported
 from warpgraph._internal._typing import MISSING
 from warpgraph.channels.ephemeral_value import EphemeralValue
 from warpgraph.channels.last_value import LastValue
+from warpgraph.config import get_config
 from warpgraph.constants import END, START
 from warpgraph.pregel._call import (
+    Call,
     P,
     SyncAsyncFuture,
     T,
     _call_with_options,
     get_runnable_for_entrypoint,
+    get_runnable_for_task,
     identifier,
 )
+from warpgraph.pregel._call_tasks import call_plans
+from warpgraph.pregel._calls import CallHook
 from warpgraph.pregel._read import PregelNode
 from warpgraph.pregel._write import ChannelWrite, ChannelWriteEntry
 from warpgraph.types import _DC_KWARGS, RetryPolicy
@@ -71,11 +77,42 @@ class _TaskFunction(Generic[P, T]):
         self.func, self.timeout = func, timeout
         self.retry_policy, self.cache_policy = retry_policy, cache_policy
         functools.update_wrapper(self, func)
+        self._prepared: tuple[Any, Any, bool] | None = None  # (after func's __dict__ copied)
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> SyncAsyncFuture[T]:
         """Schedule the call as a task of the running step; a future of its result."""
-        policies = {"retry_policy": self.retry_policy, "cache_policy": self.cache_policy}
-        return _call_with_options(self.func, args, kwargs, timeout=self.timeout, **policies)
+        prepared = self._prepared
+        if prepared is None:
+            prepared = self._prepare()
+        is_async = prepared[2]
+        if self.timeout is not None and not is_async_callable(self.func):
+            func = self.func
+            raise sync_timeout_unsupported(
+                getattr(func, "__name__", type(func).__name__), kind="Task"
+            )
+        config = get_config()
+        hook = config[CONF][CONFIG_KEY_CALL]
+        if type(hook) is not CallHook:  # (a hook put in the config by someone else)
+            policies = {"retry_policy": self.retry_policy, "cache_policy": self.cache_policy}
+            return _call_with_options(self.func, args, kwargs, timeout=self.timeout, **policies)
+        call = Call(
+            self.func,
+            (args, kwargs),
+            retry_policy=self.retry_policy,
+            cache_policy=self.cache_policy,
+            callbacks=config.get("callbacks"),
+            timeout=self.timeout,
+        )
+        call.prepared = prepared[:2]
+        return hook.submit(call, is_async, config)
+
+    def _prepare(self) -> tuple[Any, Any, bool]:
+        """(runnable, plans, is a coroutine function) of the function, kept for its calls
+        (`plans`: `_call_tasks.call_plans`, None with WARPGRAPH_FAST_PATHS=0)."""
+        proc = get_runnable_for_task(self.func)
+        plans = call_plans(proc) if FAST_PATHS else None
+        self._prepared = (proc, plans, inspect.iscoroutinefunction(self.func))
+        return self._prepared
 
     def _cache_ns(self) -> tuple[str, str]:
         return (CACHE_NS_WRITES, identifier(self.func) or "__dynamic__")

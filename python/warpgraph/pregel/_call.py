@@ -52,7 +52,15 @@ class Call:
     """One task call: the function, its `(args, kwargs)` and the options it was made with
     (what the loop needs to prepare the PUSH task; the last element of its path)."""
 
-    __slots__ = ("cache_policy", "callbacks", "func", "input", "retry_policy", "timeout")
+    __slots__ = (
+        "cache_policy",
+        "callbacks",
+        "func",
+        "input",
+        "prepared",
+        "retry_policy",
+        "timeout",
+    )
 
     def __init__(
         self,
@@ -67,6 +75,7 @@ class Call:
         self.func, self.input = func, input
         self.retry_policy, self.cache_policy = retry_policy, cache_policy
         self.callbacks, self.timeout = callbacks, timeout
+        self.prepared: Any = None  # (runnable, plans) a `@task` function keeps for its calls
 
 
 class SyncAsyncFuture(concurrent.futures.Future, Generic[T]):

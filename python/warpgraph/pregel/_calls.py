@@ -34,16 +34,9 @@ from typing import Any
 from warpgraph._internal._constants import (
     CACHE_NS_WRITES,
     CONF,
-    CONFIG_KEY_CHECKPOINT_ID,
-    CONFIG_KEY_CHECKPOINT_MAP,
     CONFIG_KEY_CHECKPOINT_NS,
-    CONFIG_KEY_CHECKPOINTER,
-    CONFIG_KEY_READ,
-    CONFIG_KEY_READ_STATE,
     CONFIG_KEY_RESUME_MAP,
-    CONFIG_KEY_RUNTIME,
     CONFIG_KEY_SCRATCHPAD,
-    CONFIG_KEY_SEND,
     CONFIG_KEY_TASK_ID,
     ERROR,
     NS_END,
@@ -55,7 +48,6 @@ from warpgraph._internal._constants import (
 )
 from warpgraph._internal._typing import MISSING
 from warpgraph.config import _CONFIG, get_config
-from warpgraph.runtime import ExecutionInfo, Runtime
 from warpgraph.types import PregelExecutableTask
 
 __all__ = ("CHILDREN", "STEP_LOCK", "CallHook", "ajoin", "join")
@@ -84,13 +76,17 @@ def _children_of(task_id: str) -> list[Any]:
 def join(task: Any) -> None:
     """Wait until every call `task` made has ended and been committed (sync runs)."""
     while True:
+        if task.id not in CHILDREN:  # (made no call: nothing to take)
+            return
         kids = _children_of(task.id)
         if not kids:
             return
         for k in kids:
             if isinstance(k, _CallFuture) and not k.done():
                 k._run_here()
-        concurrent.futures.wait([k for k in kids if isinstance(k, concurrent.futures.Future)])
+        waits = [k for k in kids if isinstance(k, concurrent.futures.Future) and not k.done()]
+        if waits:
+            concurrent.futures.wait(waits)
         for k in kids:
             if not isinstance(k, concurrent.futures.Future):
                 k.wait()
@@ -99,10 +95,12 @@ def join(task: Any) -> None:
 async def ajoin(task: Any) -> None:
     """Async twin of `join`: the calls are asyncio tasks of the running loop."""
     while True:
+        if task.id not in CHILDREN:  # (made no call: nothing to take)
+            return
         kids = _children_of(task.id)
         if not kids:
             return
-        waits = [k for k in kids if isinstance(k, asyncio.Future)]
+        waits = [k for k in kids if isinstance(k, asyncio.Future) and not k.done()]
         if waits:
             await asyncio.wait(waits)
         for k in kids:
@@ -122,13 +120,17 @@ _engine: Any = None
 _RT_FIELDS = _RT_STD = _exec_info = _local_read = _runtime = _task = hexdigest = None
 _no_null_resume = _scratch = map_debug_tasks = read_task_statuses = None
 run_with_retry = arun_with_retry = Call = get_runnable_for_task = identifier = None
+_call_config = _lazy_call_task = _run_unconfigured = _arun_unconfigured = None
+_LazyCallTask = _raw_config = _LoopView = None
 
 
 def _load() -> None:
     global _engine, _RT_FIELDS, _RT_STD, _exec_info, _local_read, _runtime, _task, hexdigest
     global _no_null_resume, _scratch, map_debug_tasks, read_task_statuses
     global run_with_retry, arun_with_retry, Call, get_runnable_for_task, identifier
-    from warpgraph.pregel import _algo, _retry, debug
+    global _call_config, _lazy_call_task, _run_unconfigured, _arun_unconfigured
+    global _LazyCallTask, _raw_config, _LoopView
+    from warpgraph.pregel import _algo, _call_tasks, _retry, debug
     from warpgraph.pregel import _call as call_mod
     from warpgraph.pregel import _engine as engine_mod
 
@@ -140,12 +142,25 @@ def _load() -> None:
     Call, identifier = call_mod.Call, call_mod.identifier
     get_runnable_for_task = call_mod.get_runnable_for_task
     _engine = engine_mod
+    _call_config, _lazy_call_task = _call_tasks.call_config, _call_tasks.lazy_call_task
+    _run_unconfigured, _arun_unconfigured = _retry._run_unconfigured, _retry._arun_unconfigured
+    _LazyCallTask, _raw_config = _call_tasks.LazyCallTask, _algo._raw_config
+    _LoopView = _call_tasks.LoopView
 
 
 class _CallState:
     """Per loop: the call tasks of the current step and the futures of those running."""
 
-    __slots__ = ("condition", "created", "lock", "running", "step_key", "sync_queue")
+    __slots__ = (
+        "callers",
+        "condition",
+        "created",
+        "lock",
+        "running",
+        "step_key",
+        "sync_queue",
+        "view",
+    )
 
     def __init__(self, cap: int) -> None:
         self.lock = threading.RLock()
@@ -154,12 +169,15 @@ class _CallState:
         self.step_key: Any = None
         self.created: list[Any] = []  # call tasks made in the step `step_key`
         self.running: dict[str, Any] = {}  # task id -> future of a call still running
+        self.callers: dict[str, tuple] = {}  # caller id -> (its namespace, path string)
+        self.view: Any = None  # (the loop's `_call_tasks.LoopView`, made on first use)
 
     def for_step(self, key: Any) -> None:
         if key != self.step_key:
             self.step_key = key
             self.created = []
             self.running = {}
+            self.callers = {}
 
     def applied(self, key: Any) -> list[tuple]:
         """`(name, path, triggers, writes)` of the call tasks made in step `key`, for a
@@ -202,9 +220,6 @@ class CallHook:
         callbacks: Any = None,
         timeout: Any = None,
     ) -> Any:
-        loop = self._loop()
-        if loop is None:
-            raise RuntimeError("Task called after its graph run ended")
         call = Call(
             func,
             input,
@@ -213,25 +228,31 @@ class CallHook:
             callbacks=callbacks,
             timeout=timeout,
         )
-        parent = _calling_task(loop)
+        return self.submit(call, inspect.iscoroutinefunction(func))
+
+    def submit(self, call: Any, is_async: bool, config: Any = None) -> Any:
+        """Make `call` a task of the running step (`is_async`: its function is a coroutine
+        function; `config`: the caller's current config, when the caller has it)."""
+        loop = self._loop()
+        if loop is None:
+            raise RuntimeError("Task called after its graph run ended")
+        parent = _calling_task(loop, config)
         aio = getattr(loop, "aio_loop", None)
         if aio is None:
-            if _is_coroutine_function(func):
+            if is_async:
                 raise RuntimeError("In an sync context async tasks cannot be called")
             return _call_sync(loop, parent, call)
         return _call_async(loop, aio, parent, call)
 
 
-def _is_coroutine_function(func: Any) -> bool:
-    return inspect.iscoroutinefunction(func)
-
-
-def _calling_task(loop: Any) -> Any:
-    """The task whose code is running (the caller of the task function)."""
+def _calling_task(loop: Any, config: Any = None) -> Any:
+    """The task whose code is running (the caller of the task function); `config`: the
+    current config, when the caller already looked it up."""
     current = _CONFIG.get()
     if isinstance(current, PregelExecutableTask):  # (a task standing in for its config)
         return current
-    config = get_config()
+    if config is None:
+        config = get_config()
     tid = config[CONF].get(CONFIG_KEY_TASK_ID)
     task = loop.tasks.get(tid) if tid is not None else None
     if task is None:
@@ -256,23 +277,35 @@ class _Caller:
 # ------------------------------------------------------------------ preparing call tasks
 
 
-def prepare_call(loop: Any, parent: Any, index: int, call: Any) -> Any:
+def prepare_call(
+    loop: Any, parent: Any, index: int, call: Any, async_run: bool = False, state: Any = None
+) -> Any:
     """The PUSH task of `call`, the `index`-th call `parent` made (LangGraph's ids, paths,
-    namespaces and config)."""
-    proc = get_runnable_for_task(call.func)
+    namespaces and config; a plain call's config is built on first use: `_call_tasks`).
+    `async_run`: the task runs on the run's event loop; `state`: the loop's call state, set
+    to the current step (it keeps what the step's calls of one caller share)."""
+    prepared = getattr(call, "prepared", None)
+    if prepared is None:
+        proc, plans = get_runnable_for_task(call.func), None
+    else:
+        proc, plans = prepared
     name = proc.name
     if name is None:
         raise ValueError("`call` functions must have a `__name__` attribute")
     pconfig = parent.config
     pconf = pconfig[CONF]
-    caller_ns = pconf.get(CONFIG_KEY_CHECKPOINT_NS, "")
-    ns = f"{caller_ns}{NS_SEP}{name}" if caller_ns else name
     cid = loop.checkpoint_id
     step = loop.step
+    known = state.callers.get(parent.id) if state is not None else None
+    if known is None or known[2] is not parent:
+        caller = pconf.get(CONFIG_KEY_CHECKPOINT_NS, ""), _engine.task_path_str(parent.path)
+        known = (*caller, parent, str(step))
+        if state is not None:
+            state.callers[parent.id] = known
+    caller_ns, path_str, _, step_str = known
+    ns = f"{caller_ns}{NS_SEP}{name}" if caller_ns else name
     task_id = _engine.task_id(
-        cid,
-        [ns, str(step), name, PUSH, _engine.task_path_str(parent.path), str(index)],
-        loop.checkpoint_v,
+        cid, [ns, step_str, name, PUSH, path_str, str(index)], loop.checkpoint_v
     )
     task_ns = f"{ns}{NS_END}{task_id}"
     path = (*(PUSH, parent.path, index), True)
@@ -288,54 +321,33 @@ def prepare_call(loop: Any, parent: Any, index: int, call: Any) -> Any:
             hexdigest(key) if isinstance(key, str) else _hex_bytes(key),
             policy.ttl,
         )
+    retry = call.retry_policy or loop.graph.retry_policy
+    if cache_key is None and not retry and call.timeout is None and not call.callbacks:
+        plan = plans[1 if async_run else 0] if plans is not None else None
+        if plan is not None and state is not None and not loop.pending_writes:
+            view = state.view  # (config built on first use)
+            if view is None:
+                view = state.view = _LoopView(loop)
+            raw = (view, (parent, task_ns), step, cid, plan)
+            return _lazy_call_task(
+                name,
+                call.input,
+                proc,
+                writes,
+                raw,
+                PUSH_TRIGGER,
+                retry,
+                None,
+                task_id,
+                path,
+                (),
+                (),
+                None,
+            )
     pad = _call_scratchpad(loop, pconf.get(CONFIG_KEY_SCRATCHPAD), task_id, task_ns)
-    runtime = pconf.get(CONFIG_KEY_RUNTIME)
-    if runtime is not None and hasattr(runtime, "override"):
-        rid = pconfig.get("run_id")
-        rid = str(rid) if rid else None
-        tid = pconf.get("thread_id")
-        if type(runtime) is Runtime and _RT_FIELDS == _RT_STD:  # (the loop's builders)
-            runtime = _runtime(
-                runtime.context,
-                loop.store,
-                runtime.stream_writer,
-                runtime.heartbeat,
-                runtime.previous,
-                _exec_info(cid, task_ns, task_id, tid, rid, 1, time.time()),
-                runtime.server_info,
-                runtime.control,
-            )
-        else:
-            runtime = runtime.override(
-                store=loop.store, execution_info=ExecutionInfo(cid, task_ns, task_id, tid, rid)
-            )
-    conf = dict(pconf)
-    conf[CONFIG_KEY_TASK_ID] = task_id
-    conf[CONFIG_KEY_SEND] = writes.extend
-    conf[CONFIG_KEY_READ] = partial(_local_read, loop.engine, writes)
-    conf[CONFIG_KEY_READ_STATE] = None
-    conf[CONFIG_KEY_CHECKPOINTER] = loop.saver or pconf.get(CONFIG_KEY_CHECKPOINTER)
-    conf[CONFIG_KEY_CHECKPOINT_MAP] = {
-        **(pconf.get(CONFIG_KEY_CHECKPOINT_MAP) or {}),
-        loop.parent_ns: cid,
-    }
-    conf[CONFIG_KEY_CHECKPOINT_ID] = None
-    conf[CONFIG_KEY_CHECKPOINT_NS] = task_ns
-    conf[CONFIG_KEY_SCRATCHPAD] = pad
-    conf[CONFIG_KEY_RUNTIME] = runtime
-    config = {k: v for k, v in pconfig.items() if k != CONF}
-    config["metadata"] = {
-        **(pconfig.get("metadata") or {}),
-        "langgraph_step": step,
-        "langgraph_node": name,
-        "langgraph_triggers": PUSH_TRIGGER,
-        "langgraph_path": path,
-        "langgraph_checkpoint_ns": task_ns,
-    }
-    config["run_name"] = name
-    if call.callbacks:
-        config["callbacks"] = call.callbacks
-    config[CONF] = conf
+    config = _call_config(
+        loop, parent, name, task_id, task_ns, path, step, cid, writes, pad, call.callbacks
+    )
     return _task(
         name,
         call.input,
@@ -343,7 +355,7 @@ def prepare_call(loop: Any, parent: Any, index: int, call: Any) -> Any:
         writes,
         config,
         PUSH_TRIGGER,
-        call.retry_policy or loop.graph.retry_policy,
+        retry,
         cache_key,
         task_id,
         path,
@@ -351,6 +363,15 @@ def prepare_call(loop: Any, parent: Any, index: int, call: Any) -> Any:
         (),
         call.timeout,
     )
+
+
+def _unbuilt(task: Any) -> tuple | None:
+    """The raw config of a lazily configured call task not built yet, else None."""
+    if type(task) is _LazyCallTask:
+        raw = _raw_config(task)
+        if type(raw) is tuple:
+            return raw
+    return None
 
 
 def _hex_bytes(key: bytes) -> str:
@@ -397,40 +418,53 @@ def _call_scratchpad(loop: Any, caller_pad: Any, task_id: str, task_ns: str) -> 
     return _scratch(loop.step, loop.stop, get_null_resume, resume)
 
 
-def _accept(loop: Any, parent: Any, call: Any) -> tuple[Any, _CallState]:
+def _accept(loop: Any, parent: Any, call: Any, async_run: bool = False) -> tuple[Any, _CallState]:
     """Prepare the call's task and add it to the step (LangGraph's `accept_push`): the
     `tasks` stream announces it, writes saved for it are put back on it."""
-    index = parent.config[CONF][CONFIG_KEY_SCRATCHPAD].call_counter()
-    task = prepare_call(loop, parent, index, call)
     state = call_state(loop)
     with state.lock:
-        state.for_step((loop.checkpoint_id, loop.step))
-        known = loop.tasks.get(task.id)
-        if known is not None:  # the same call again (a retried caller): the same task
-            return known, state
-        loop.tasks[task.id] = task
-        state.created.append(task)
-        if loop._want_tasks:
-            for payload in map_debug_tasks([task]):
-                loop._emit("tasks", payload)
-        if loop.pending_writes:
-            mine = (w for w in loop.pending_writes if w[0] == task.id)
-            for st in read_task_statuses(mine).values():
-                task.writes.extend(st.output)
-    return task, state
+        return _accept_locked(loop, state, parent, call, async_run), state
+
+
+def _accept_locked(loop: Any, state: _CallState, parent: Any, call: Any, async_run: bool) -> Any:
+    """`_accept` under the call state's lock: the call's task (the known one for a call
+    made again)."""
+    index = parent.config[CONF][CONFIG_KEY_SCRATCHPAD].call_counter()
+    state.for_step((loop.checkpoint_id, loop.step))
+    task = prepare_call(loop, parent, index, call, async_run, state)
+    known = loop.tasks.get(task.id)
+    if known is not None:  # the same call again (a retried caller): the same task
+        return known
+    loop.tasks[task.id] = task
+    state.created.append(task)
+    if loop._want_tasks:
+        for payload in map_debug_tasks([task]):
+            loop._emit("tasks", payload)
+    if loop.pending_writes:
+        mine = (w for w in loop.pending_writes if w[0] == task.id)
+        for st in read_task_statuses(mine).values():
+            task.writes.extend(st.output)
+    return task
 
 
 def _settle_from_writes(task: Any, fut: Any) -> None:
     """Resolve `fut` from a finished task's writes: its return value, else its error."""
+    value, err = _outcome(task)
+    if err is None:
+        fut.set_result(value)
+    else:
+        fut.set_exception(err)
+
+
+def _outcome(task: Any) -> tuple[Any, BaseException | None]:
+    """(return value, None), or (None, error), of a finished task from its writes."""
     ret = next((v for c, v in task.writes if c == RETURN), MISSING)
     if ret is not MISSING:
-        fut.set_result(ret)
-        return
+        return ret, None
     err = next((v for c, v in task.writes if c == ERROR), None)
     if err is not None:
-        fut.set_exception(err if isinstance(err, BaseException) else Exception(err))
-    else:
-        fut.set_result(None)
+        return None, err if isinstance(err, BaseException) else Exception(err)
+    return None, None
 
 
 def _locked(state: _CallState, fn: Any, *args: Any) -> Any:
@@ -470,6 +504,7 @@ def _commit(loop: Any, state: _CallState, task: Any, exc: BaseException | None) 
 
 
 _PENDING, _FINISHED = "PENDING", "FINISHED"  # (concurrent.futures' state names)
+_DONE_STATES = frozenset((_FINISHED, "CANCELLED", "CANCELLED_AND_NOTIFIED"))
 
 
 class _CallFuture(concurrent.futures.Future):
@@ -506,6 +541,10 @@ class _CallFuture(concurrent.futures.Future):
                 if left is not None and left <= 0:
                     break
                 self._condition.wait(left)
+
+    def done(self) -> bool:
+        # (one attribute read: a state is only ever replaced whole, under the condition)
+        return self._state in _DONE_STATES
 
     def result(self, timeout: float | None = None) -> Any:
         if self._state == _FINISHED and self._exception is None:
@@ -572,14 +611,21 @@ class _SyncQueue:
 
 
 def _pool() -> Any:
-    from warpgraph.pregel._executor import get_pool  # (imports nothing of pregel's)
+    global _get_pool
+    if _get_pool is None:
+        from warpgraph.pregel._executor import get_pool  # (imports nothing of pregel's)
 
-    return get_pool()
+        _get_pool = get_pool
+    return _get_pool()
+
+
+_get_pool: Any = None
 
 
 def _call_sync(loop: Any, parent: Any, call: Any) -> concurrent.futures.Future:
-    task, state = _accept(loop, parent, call)
+    state = call_state(loop)
     with state.lock:
+        task = _accept_locked(loop, state, parent, call, False)
         running = state.running.get(task.id)
         if running is not None:
             return running
@@ -600,10 +646,14 @@ def _run_sync(loop: Any, state: _CallState, task: Any, fut: concurrent.futures.F
     value: Any = None
     exc: BaseException | None = None
     try:
-        if _from_cache(loop, state, task):
+        raw = _unbuilt(task)
+        if raw is not None:
+            value = _run_unconfigured(task, raw, True)  # (in a context copy of its own)
+        elif _from_cache(loop, state, task):
             _settle_from_writes(task, fut)
             return
-        value = run_with_retry(task, None)
+        else:
+            value = run_with_retry(task, None)
     except BaseException as e:  # noqa: BLE001 - handed to the caller through the future
         exc = e
     try:
@@ -649,8 +699,9 @@ def _start_async(
     loop: Any, aio: asyncio.AbstractEventLoop, parent: Any, call: Any, dest: Any
 ) -> Any:
     """Start the call on the run's loop; the caller's future: `dest` (a concurrent future,
-    for a caller on a worker thread) or, when None, an asyncio future of the loop."""
-    task, state = _accept(loop, parent, call)
+    for a caller on a worker thread) or, when None, the call's asyncio task (its value the
+    call's; cancelling it cancels the call)."""
+    task, state = _accept(loop, parent, call, True)
     running = state.running.get(task.id)
     if running is not None:
         dest = aio.create_future() if dest is None else dest
@@ -660,14 +711,12 @@ def _start_async(
         dest = aio.create_future() if dest is None else dest
         _settle_from_writes(task, dest)
         return dest
-    inner = aio.create_future()
-    state.running[task.id] = inner
-    child = aio.create_task(_run_async(loop, state, task, inner), name=task.name)
+    child = aio.create_task(_run_async(loop, task), name=task.name)
+    state.running[task.id] = child
     _register(parent.id, child)
-    if dest is None:  # the caller gets the call's own future
-        dest = inner
-    else:
-        _chain(inner, dest)
+    if dest is None:  # the caller gets the call's own task
+        return child
+    _chain(child, dest)
 
     def cancelled(d: Any) -> None:  # cancelling the caller's future cancels the call
         if d.cancelled() and not child.done():
@@ -680,30 +729,33 @@ def _start_async(
     return dest
 
 
-async def _run_async(loop: Any, state: _CallState, task: Any, inner: asyncio.Future) -> None:
+async def _run_async(loop: Any, task: Any) -> Any:
+    """The call's asyncio task: runs it, commits it, then ends with its value or error."""
     value: Any = None
     exc: BaseException | None = None
+    cached = False
     try:
-        if await _afrom_cache(loop, task):
-            _settle_from_writes(task, inner)
-            return
-        value = await arun_with_retry(task, None)
-    except BaseException as e:  # noqa: BLE001 - handed to the caller through the future
+        raw = _unbuilt(task)
+        if raw is not None:
+            value = await _arun_unconfigured(task, raw)
+        elif await _afrom_cache(loop, task):
+            cached = True
+        else:
+            value = await arun_with_retry(task, None)
+    except BaseException as e:  # noqa: BLE001 - handed to the caller through the task
         exc = e
+    if cached:  # (its writes are in the loop already)
+        value, exc = _outcome(task)
+        if exc is not None:
+            raise exc
+        return value
     try:
         loop.on_task_done(task, exc)
     except BaseException as e:  # noqa: BLE001
         exc = exc or e
-    if inner.done():
-        pass
-    elif exc is None:
-        inner.set_result(value)
-    elif isinstance(exc, asyncio.CancelledError):
-        inner.cancel()
-    else:
-        inner.set_exception(exc)
-    if isinstance(exc, asyncio.CancelledError):
+    if exc is not None:
         raise exc
+    return value
 
 
 def _chain(source: asyncio.Future, dest: Any) -> None:

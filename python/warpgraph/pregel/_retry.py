@@ -408,6 +408,33 @@ def _run_unconfigured(task: Any, raw: tuple, own_context: bool = False) -> Any:
             _CONFIG.reset(token)
 
 
+async def _arun_unconfigured(task: Any, raw: tuple) -> Any:
+    """Async twin of `_run_unconfigured` for a lazily configured call task
+    (`_call_tasks.LazyCallTask`) of an async function: its plan's runner returns the
+    function's coroutine. Run as its own asyncio task (a context of its own)."""
+    writes = task.writes
+    runner, _, steps = raw[4]
+    _CONFIG.set(task)
+    lc = _modules.get(_LC_MODULE)
+    if lc is not None:
+        lc.var_child_runnable_config.set(LazyDictConfig(task))
+    try:
+        value = await runner(task.input)
+        for _, writer in steps:
+            writes.extend(writer._tuples(value))
+        return value
+    except BaseException as exc:
+        verdict = _verdict(task, exc, task.config, None, 0, None, True)
+        if verdict is _DONE:
+            return None
+        if verdict is _RAISE:
+            raise
+        raise verdict from exc
+    finally:
+        if CHILDREN:  # tasks it called end before it does
+            await ajoin(task)
+
+
 # ------------------------------------------------------------------ timed attempts
 
 
