@@ -271,3 +271,31 @@ def order_max_concurrency(lib):
     """max_concurrency=2 with five parallel nodes."""
     g = _fan(lib, 5).compile(checkpointer=lib.InMemorySaver())
     return _seeded((g, [{"log": []}], thread(max_concurrency=2)))
+
+
+@order_scenario(durabilities=CP)
+def order_delta_channel(lib):
+    """A DeltaChannel log in a drawing loop, two runs on one thread (with durability
+    "exit" LangGraph's exit can make a stub checkpoint, whose id draws too)."""
+    DeltaChannel = lib.module("channels.delta").DeltaChannel
+
+    def reducer(current, writes):
+        return [*(current or []), *(x for w in writes for x in w)]
+
+    # (functional form: the annotations of a class body here would be strings)
+    D = TypedDict(
+        "D",
+        {"log": Annotated[list, DeltaChannel(reducer, snapshot_frequency=2)], "n": int},
+        total=False,
+    )
+
+    g = lib.StateGraph(D)
+
+    def step(state):
+        return {"log": [random.random()], "n": state.get("n", 0) + 1}
+
+    g.add_node("step", step)
+    g.add_edge(lib.START, "step")
+    g.add_conditional_edges("step", lambda s: lib.END if s["n"] % 4 == 0 else "step")
+    inputs = [{"n": 0}, {"n": 0}]
+    return _seeded((g.compile(checkpointer=lib.InMemorySaver()), inputs, thread()))
