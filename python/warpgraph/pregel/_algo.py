@@ -5,6 +5,7 @@ that is not the engine's)."""
 from __future__ import annotations
 
 import dataclasses
+import os
 import random
 import threading
 import time
@@ -75,9 +76,26 @@ class LazyCounter:
         return c()
 
 
+_own_random = random.Random()
+"""The random prefixes of run-local ids come from here, not from the global `random`:
+a seeded program's draws must be those LangGraph leaves it (see `draw_checkpoint_id`)."""
+
+if hasattr(os, "register_at_fork"):  # a forked child must not repeat the parent's prefixes
+    os.register_at_fork(after_in_child=_own_random.seed)
+
+
 def id_prefix() -> str:
-    h = f"{random.getrandbits(80):020x}"
+    h = f"{_own_random.getrandbits(80):020x}"
     return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-"
+
+
+def draw_checkpoint_id() -> None:
+    """Take from the global `random` what LangGraph's checkpoint id takes (48 node bits of
+    its uuid6, drawn for every checkpoint its loop creates, saved or not), so that a program
+    seeding `random` draws in its nodes the values it draws under LangGraph. Called where
+    LangGraph's loop creates a checkpoint: the empty one of a new thread, the input one and
+    one per step (not the exit checkpoint, which keeps the last id)."""
+    random.getrandbits(48)
 
 
 def fast_id(prefix: str, step: int) -> str:

@@ -38,6 +38,7 @@ from warpgraph.pregel._algo import (
     _RT_FIELDS,
     _RT_STD,
     CONTROL_WRITES,
+    draw_checkpoint_id,
     lazy_plans,
     lazy_task,
 )
@@ -149,6 +150,7 @@ def lone_steps(loop: Any) -> None:
             step_writes += loop._calls.applied((cid, step))
         if direct is None:  # apply, next id and next tasks in one crossing
             updated, loop.checkpoint_id, raw = advance(step_writes, nv, id_base, pns, step, stop, v)
+            draw_checkpoint_id()
         else:
             updated = apply(step_writes, nv)
             raw = None

@@ -42,6 +42,7 @@ from warpgraph.pregel import _cache, _engine
 from warpgraph.pregel._algo import (
     CONTROL_WRITES,
     WRITES_IDX_MAP,
+    draw_checkpoint_id,
     fast_id,
     id_prefix,
     is_hidden_task,
@@ -332,6 +333,7 @@ class PregelLoop:
                 tasks = self._apply_step()
                 if saver is None:
                     # nothing to save: only the step and the id (task ids hash it) move on
+                    draw_checkpoint_id()
                     self.checkpoint_id = fast_id(self._id_base, self.step)
                     self.step += 1
                 else:
@@ -362,6 +364,7 @@ class PregelLoop:
         conf_cc = self.checkpoint_config
         if saved is None:
             checkpoint = None
+            draw_checkpoint_id()  # (LangGraph's empty checkpoint)
             self.checkpoint_id = self.checkpoint_id_saved = (
                 _engine.uuid6(-2) if self.saver is not None else fast_id(self._id_base, 0xFFFE)
             )
@@ -766,6 +769,7 @@ class PregelLoop:
             metadata["step"] = self.step
             metadata["parents"] = self.conf.get(CONFIG_KEY_CHECKPOINT_MAP, {})
             self.checkpoint_metadata = metadata
+            draw_checkpoint_id()
         saver = self.saver
         if saver is None:
             self.checkpoint_id = fast_id(self._id_base, self.step)

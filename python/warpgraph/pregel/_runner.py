@@ -138,14 +138,23 @@ class _Batch(_Step):
                     if unwanted:
                         pool.started(unwanted)
                     return
-                task = tasks[self.next]
-                self.next += 1
-                wake = not self.stop and self.next < n and self.helpers > 0
+                wake = not self.stop and self.next + 1 < n and self.helpers > 0
                 if wake:
                     self.helpers -= 1
                     self.waiting += 1
+                else:
+                    task = tasks[self.next]
+                    self.next += 1
             if wake:
+                # wake the helper before claiming: starting a thread hands it the GIL, and
+                # it takes the next task at once; claiming after keeps tasks starting in
+                # their order (LangGraph's executor starts them as submitted)
                 pool.submit(self._helper)
+                with claim:
+                    if self.next >= n or (self.stop and self.next >= self.cap):
+                        continue
+                    task = tasks[self.next]
+                    self.next += 1
             while True:
                 try:
                     self.ctx.copy().run(run_with_retry, task, self.policy)

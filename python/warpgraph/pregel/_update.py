@@ -41,7 +41,7 @@ from warpgraph.config import ensure_config, patch_config, patch_configurable
 from warpgraph.constants import END
 from warpgraph.errors import InvalidUpdateError
 from warpgraph.pregel import _engine, _persist
-from warpgraph.pregel._algo import _local_read, now
+from warpgraph.pregel._algo import _local_read, draw_checkpoint_id, now
 from warpgraph.pregel._delta import DELTA_HISTORY, UpdateDelta, load
 from warpgraph.pregel._io import map_input
 from warpgraph.pregel._persist import _convert, capabilities, foreign_types, from_foreign
@@ -52,6 +52,12 @@ __all__ = ("adrive_update", "bulk_update", "check_supersteps", "drive_update", "
 COPY = "__copy__"
 
 Ops = Generator[tuple, Any, Any]
+
+
+def _new_id(step: int) -> str:
+    """A checkpoint id, drawing from the global `random` what LangGraph's does."""
+    draw_checkpoint_id()
+    return _engine.uuid6(step)
 
 
 def check_supersteps(supersteps: Sequence[Sequence[Any]]) -> None:
@@ -153,7 +159,7 @@ class _Base:
             self.cp_config = patch_configurable(config, saved.config[CONF])
         else:
             engine_cp = cp = None
-            self.id = _engine.uuid6(-2)
+            self.id = _new_id(-2)
             self.prev_versions = {}
             self.step = -1
             self.cp_config = patch_configurable(
@@ -177,7 +183,7 @@ class _Base:
     def put(self, graph: Any, source: str, step: int, id_step: int) -> Ops:
         """Save the engine's state as the checkpoint after this one."""
         engine = self.engine
-        cp = engine.create_checkpoint(_engine.uuid6(id_step), now(), None)
+        cp = engine.create_checkpoint(_new_id(id_step), now(), None)
         metadata = {"source": source, "step": step, "parents": self.parents}
         new_versions = engine.new_versions(self.prev_versions)
         if self.delta is not None:
@@ -292,7 +298,7 @@ def _copy(graph: Any, base: _Base, values: Any) -> Ops:
     cp = {
         "v": 4,
         "ts": now(),
-        "id": _engine.uuid6(base.step),
+        "id": _new_id(base.step),
         "channel_values": dict(old["channel_values"]),
         "channel_versions": dict(old["channel_versions"]),
         "versions_seen": {k: dict(v) for k, v in old["versions_seen"].items()},

@@ -72,15 +72,16 @@ def uuid6(node: int | None = None, clock_seq: int | None = None) -> UUID:
     """A version-6 UUID: 60-bit timestamp (strictly increasing), 14-bit clock_seq, 48-bit node.
 
     `clock_seq` is masked to 14 bits (LangGraph passes the step: -1 -> 0x3FFF).
-    `node` defaults to 48 random bits.
+    `node` defaults to 48 random bits. The random bits come from the global `random`, as
+    LangGraph's do (a seeded program draws the same values after making ids).
     """
-    if node is None and _native_uuid6 is not None:
-        return UUID(_native_uuid6(clock_seq))
-    ts = _next_timestamp()
     if clock_seq is None:
         clock_seq = random.getrandbits(14)
     if node is None:
         node = random.getrandbits(48)
+        if _native_uuid6 is not None:  # the native timestamp; the node bits drawn here
+            return UUID("%s%012x" % (_native_uuid6(clock_seq)[:24], node))  # noqa: UP031
+    ts = _next_timestamp()
     value = ((ts >> 12) & 0xFFFFFFFFFFFF) << 80
     value |= (ts & 0x0FFF) << 64
     value |= (clock_seq & 0x3FFF) << 48
