@@ -39,7 +39,7 @@ for spec in $WHEEL_TARGETS; do
   echo "    built in $((SECONDS - start)) s"
 done
 echo "--- sdist"
-maturin sdist -q -o "$OUT"
+maturin sdist -o "$OUT" >/dev/null
 (cd "$OUT" && sha256sum -- *.whl *.tar.gz > SHA256SUMS)
 echo "--- artefacts in $OUT"
 ls -l "$OUT"
