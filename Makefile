@@ -30,7 +30,7 @@ TEST_WHEEL ?= build
 .PHONY: wheels wheel-check test-install test-py310
 
 help: ## list the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
+	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
 
 venv: $(VENV)/.deps ## create .venv with the test/bench dependencies (incl. the pinned reference)
 
@@ -54,8 +54,8 @@ $(WHEEL_VENV)/.deps: requirements-wheels.txt
 	$(WHEEL_VENV)/bin/python -m pip install -q -r requirements-wheels.txt
 	touch $@
 
-wheels: $(WHEEL_VENV)/.deps ## dist/: abi3 wheels (manylinux2014 + musllinux_1_2, x86_64 + aarch64), sdist, SHA256SUMS; checked
-	WHEEL_VENV=$(WHEEL_VENV) scripts/build-wheels.sh $(WHEEL_DIR)
+wheels: $(WHEEL_VENV)/.deps ## dist/: abi3 wheels (manylinux2014 + musllinux_1_2, x86_64 + aarch64), sdist, SHA256SUMS; checked (SDIST_BUILD=1: pip-install the sdist too)
+	WHEEL_VENV=$(WHEEL_VENV) SDIST_BUILD=$(SDIST_BUILD) scripts/build-wheels.sh $(WHEEL_DIR)
 
 wheel-check: $(WHEEL_VENV)/.deps ## check the artefacts in dist/ again (SDIST_BUILD=1: also pip-install the sdist)
 	$(WHEEL_VENV)/bin/python scripts/check-wheels.py $(if $(SDIST_BUILD),--build-sdist) $(WHEEL_DIR)

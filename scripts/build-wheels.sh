@@ -6,13 +6,15 @@
 # Needs: rustup (the four Rust targets are added when missing) and a Python environment
 # with requirements-wheels.txt (maturin, ziglang, auditwheel, abi3audit, twine) whose bin/
 # is WHEEL_VENV (default .venv-wheels; `make wheels` creates it).
-# WHEEL_TARGETS="rust-target:compatibility ..." builds a subset (e.g. only x86_64).
+# WHEEL_TARGETS="rust-target:compatibility ..." builds a subset (e.g. only x86_64);
+# SDIST_BUILD=1 also proves the sdist builds: pip installs it into a fresh venv.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT="${1:-dist}"
 WHEEL_VENV="${WHEEL_VENV:-.venv-wheels}"
 CHECK_ARGS=()
 [ -n "${WHEEL_TARGETS:-}" ] && CHECK_ARGS+=(--subset)
+[ -n "${SDIST_BUILD:-}" ] && CHECK_ARGS+=(--build-sdist)
 WHEEL_TARGETS="${WHEEL_TARGETS:-x86_64-unknown-linux-gnu:manylinux2014 aarch64-unknown-linux-gnu:manylinux2014 x86_64-unknown-linux-musl:musllinux_1_2 aarch64-unknown-linux-musl:musllinux_1_2}"
 
 if [ ! -x "$WHEEL_VENV/bin/maturin" ]; then
