@@ -15,7 +15,7 @@ from typing import Annotated, NamedTuple
 import ormsgpack
 import pytest
 import warpgraph.types as wg_types
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from typing_extensions import TypedDict
 from warpgraph.checkpoint.serde.jsonplus import JsonPlusSerializer, SerdeDecodeError
@@ -217,9 +217,24 @@ def test_bad_loads_argument_shapes() -> None:
         serde.loads_typed(("msgpack", "text"))  # type: ignore[arg-type]
 
 
+# ormsgpack < 1.13 (the newest for Python 3.10) crashes the process instead of raising on an
+# array/map 32 header claiming more elements than memory holds (b"\xdd\xdb\x9d\xdf\x3f\x77");
+# docs/platforms.md lists it. There those inputs are not drawn.
+_OLD_ORMSGPACK = tuple(int(x) for x in ormsgpack.__version__.split(".")[:2]) < (1, 13)
+
+
+def _claims_huge_container(data: bytes) -> bool:
+    return any(
+        data[i] in (0xDD, 0xDF) and int.from_bytes(data[i + 1 : i + 5], "big") >= 1 << 31
+        for i in range(len(data) - 4)
+    )
+
+
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.binary(max_size=200))
 def test_fuzz_random_bytes(data: bytes) -> None:
+    if _OLD_ORMSGPACK:
+        assume(not _claims_huge_container(data))
     _calls.clear()
     try:
         JsonPlusSerializer().loads_typed(("msgpack", data))

@@ -114,8 +114,9 @@ def test_push_message_writes_the_state_key() -> None:
 
 def test_field_defaults_and_optional_types() -> None:
     from dataclasses import dataclass, field
-    from typing import NotRequired, Optional, Required, TypeVar, Union
+    from typing import Optional, TypeVar, Union
 
+    from typing_extensions import NotRequired, Required
     from warpgraph._internal._fields import (
         _is_optional_type,
         get_enhanced_type_hints,

@@ -187,6 +187,16 @@ def _context_for(config: dict, run_manager: Any) -> contextvars.Context:
     return ctx
 
 
+def _task_in(coro: Any, ctx: contextvars.Context) -> Any:
+    """`coro` as a task running in `ctx`. Python 3.10's `create_task` takes no `context`:
+    created inside `ctx`, the task runs in a copy of it (the same variables)."""
+    import asyncio
+
+    if sys.version_info >= (3, 11):
+        return asyncio.create_task(coro, context=ctx)
+    return ctx.run(asyncio.create_task, coro)
+
+
 def _payload(value: Any, transform: Callable[[Any], Any] | None) -> Any:
     """What a run records of `value` under a TracePolicy processor (never affects the run:
     a processor that fails records the value itself)."""
@@ -242,7 +252,6 @@ def traced_call(rc: Any, input: Any, config: dict, kwargs: dict) -> Any:
 
 async def atraced_call(rc: Any, input: Any, config: dict, kwargs: dict) -> Any:
     """`RunnableCallable.ainvoke` under its own chain run."""
-    import asyncio
 
     args, kw = rc._call_args(input, config, kwargs)
     manager = async_manager_for_config(config, rc.tags)
@@ -252,7 +261,7 @@ async def atraced_call(rc: Any, input: Any, config: dict, kwargs: dict) -> Any:
     try:
         child = patch_config(config, callbacks=run.get_child())
         ctx = _context_for(child, run)
-        ret = await asyncio.create_task(rc.afunc(*args, **kw), context=ctx)
+        ret = await _task_in(rc.afunc(*args, **kw), ctx)
     except BaseException as e:
         await run.on_chain_error(e)
         raise
@@ -331,7 +340,6 @@ async def atraced_seq(seq: Any, input: Any, config: dict, kwargs: dict) -> Any:
     the steps stream into each other, as LangGraph's async runner streams its tasks: the
     first step's `astream` feeds each next step's `atransform`, and the sequence's output
     passes the handlers' taps."""
-    import asyncio
 
     from warpgraph._internal._runnable import _ainvoke
 
@@ -348,7 +356,7 @@ async def atraced_seq(seq: Any, input: Any, config: dict, kwargs: dict) -> Any:
                 chunks = _atransform(step, chunks, step_config)
             for h in taps:
                 chunks = h.tap_output_aiter(run.run_id, chunks)
-            value = await asyncio.create_task(_collect(chunks), context=ctx)
+            value = await _task_in(_collect(chunks), ctx)
         else:
             for i, step in enumerate(seq.steps):
                 config = patch_config(config, callbacks=run.get_child(f"seq:step:{i + 1}"))
@@ -357,7 +365,7 @@ async def atraced_seq(seq: Any, input: Any, config: dict, kwargs: dict) -> Any:
                     call = _ainvoke(step, value, config, **kwargs)
                 else:
                     call = _ainvoke(step, value, config)
-                value = await asyncio.create_task(call, context=ctx)
+                value = await _task_in(call, ctx)
     except BaseException as e:
         await run.on_chain_error(e)
         raise

@@ -17,9 +17,7 @@ import sys
 import types
 import weakref
 from collections.abc import Awaitable, Callable, Generator, Sequence
-from typing import Any, Generic, TypeVar
-
-from typing_extensions import ParamSpec
+from typing import Any, Generic, ParamSpec, TypeVar
 
 from warpgraph._internal._constants import CONF, CONFIG_KEY_CALL, RETURN
 from warpgraph._internal._runnable import (
