@@ -9,9 +9,11 @@ import sys
 from pathlib import Path
 
 import pytest
+import warpgraph
 
-ROOT = Path(__file__).resolve().parents[2]
-PYTHON_SRC = ROOT / "python"
+# the warpgraph this process imported: the installed wheel in CI (the source tree has no
+# compiled `_core` there), the tree with its built module in development
+PYTHON_SRC = Path(warpgraph.__file__).resolve().parents[1]
 
 
 @pytest.fixture

@@ -51,6 +51,12 @@ def test_each_workload(cli, tmp_path, saver, workload):
 def test_every_workload_on_postgres_in_its_own_schema(cli, tmp_path, pg_dsn):
     import psycopg
 
+    public_tables = (
+        "SELECT table_name FROM information_schema.tables "
+        "WHERE table_name LIKE '%checkpoint%' AND table_schema = 'public' ORDER BY 1"
+    )
+    with psycopg.connect(pg_dsn) as conn:  # (other tests of the session share the server)
+        tables_before = conn.execute(public_tables).fetchall()
     report, _ = _bench(
         cli, tmp_path, "--saver", "postgres", "--dsn", pg_dsn, "--floor", "--durability", "async"
     )
@@ -63,11 +69,8 @@ def test_every_workload_on_postgres_in_its_own_schema(cli, tmp_path, pg_dsn):
         left = conn.execute(
             "SELECT nspname FROM pg_namespace WHERE nspname LIKE 'wg_bench_%'"
         ).fetchall()
-        tables = conn.execute(
-            "SELECT table_schema FROM information_schema.tables "
-            "WHERE table_name LIKE '%checkpoint%' AND table_schema = 'public'"
-        ).fetchall()
-    assert left == [] and tables == []
+        tables = conn.execute(public_tables).fetchall()
+    assert left == [] and tables == tables_before
 
 
 def test_compare_langgraph_on_postgres(cli, tmp_path, pg_dsn):
