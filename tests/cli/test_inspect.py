@@ -79,13 +79,16 @@ def test_sqlite_written_by_each_library(cli, sqlite_db):
 def test_opened_read_only_and_never_migrated(cli, tmp_path):
     path = tmp_path / "old.sqlite"
     write_sqlite("warpgraph", str(path))
-    with sqlite3.connect(path) as conn:  # as if written before migration 1
+    conn = sqlite3.connect(path)  # as if written before migration 1
+    with conn:
         conn.execute("DELETE FROM wg_migrations WHERE v = 1")
+    conn.close()  # (closed before the digest: a close may fold the WAL into the file)
     path.chmod(0o444)
     before = _digest(path)
     assert {t["thread_id"] for t in _json(cli, "threads", str(path))} == {"waiting", "done"}
-    with sqlite3.connect(path) as conn:
-        assert conn.execute("SELECT max(v) FROM wg_migrations").fetchone()[0] == 0
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    assert conn.execute("SELECT max(v) FROM wg_migrations").fetchone()[0] == 0
+    conn.close()
     assert _digest(path) == before
 
 

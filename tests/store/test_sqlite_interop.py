@@ -110,7 +110,7 @@ def test_search_order_matches_langgraph_when_timestamps_differ(tmp_path) -> None
     for i in range(30):
         ours.put(("docs", f"u{i % 3}"), f"k{i}", {"i": i, "even": i % 2 == 0})
     stamps = [
-        f"2026-01-01 00:00:{i:02d}" if i % 2 else f"2026-01-01 00:00:{i:02d}.5+00:00"
+        f"2026-01-01 00:00:{i:02d}" if i % 2 else f"2026-01-01 00:00:{i:02d}.500000+00:00"
         for i in range(30)
     ]
     order = [7, 3, 29, 0, 15, 22, 11, 1, 18, 26, 5, 9, 13, 2, 28, 4, 6, 8, 10, 12]

@@ -23,6 +23,7 @@ from datetime import datetime, timedelta, timezone
 from itertools import pairwise
 from typing import Any
 
+from warpgraph._internal._isotime import fromisoformat
 from warpgraph.store import _namespaces
 from warpgraph.store._sql.dialect import Dialect, pack_vector, unpack_vector
 from warpgraph.store._sql.dialect import loads as _loads
@@ -167,7 +168,7 @@ _new_search_item = SearchItem.__new__
 _NAMESPACES: dict[str, tuple[str, ...]] = {}
 """Stored prefix text -> namespace tuple, of recent rows (cleared when large)."""
 _JSON_TYPES = (str, bytes)
-_fromiso = datetime.fromisoformat
+_fromiso = fromisoformat
 
 
 def search_items(d: Dialect, rows: Sequence[Sequence]) -> list[SearchItem]:

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any, Literal, NamedTuple, TypedDict
 
+from warpgraph._internal._isotime import fromisoformat
 from warpgraph.store.base.embed import (
     AEmbeddingsFunc,
     EmbeddingsFunc,
@@ -63,7 +64,7 @@ NOT_PROVIDED = NotProvided()
 
 
 def _as_datetime(value: Any) -> datetime:
-    return datetime.fromisoformat(value) if isinstance(value, str) else value
+    return fromisoformat(value) if isinstance(value, str) else value
 
 
 class Item:

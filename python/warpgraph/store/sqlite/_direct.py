@@ -18,6 +18,7 @@ import sqlite3
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+from warpgraph._internal._isotime import fromisoformat
 from warpgraph.store._sql.dialect import SqliteDialect
 from warpgraph.store._sql.plan import search_items, search_page
 from warpgraph.store.base import GetOp, Item, PutOp, SearchOp, validate_op_namespace
@@ -44,7 +45,7 @@ DELETE_SQL = "DELETE FROM store WHERE prefix = ? AND key = ?"
 
 _UTC = timezone.utc
 _now = datetime.now
-_fromiso = datetime.fromisoformat
+_fromiso = fromisoformat
 _new_item = Item.__new__
 
 VALID_NAMESPACES: set[tuple[str, ...]] = set()
