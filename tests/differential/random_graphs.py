@@ -198,9 +198,16 @@ def _path_fn(targets: tuple[str, ...], end):
     return path
 
 
+# no more Sends once the log is this long (a graph whose Sends feed Sends grows its tasks
+# geometrically; LangGraph's snapshots of such steps take seconds each)
+SEND_LOG_LIMIT = 48
+
+
 def _send_fn(lib, src: str, dst: str, count: int):
     def fan_out(state):
         size = len(state.get("log", []))
+        if size > SEND_LOG_LIMIT:  # Sends in a cycle multiply a step's tasks: stop them
+            return []
         return [lib.Send(dst, {"log": [f"{src}>{dst}#{i}"], "x": size + i}) for i in range(count)]
 
     return fan_out
