@@ -4,19 +4,10 @@ Each case returns (graph, input, expected_output, units, unit_name); `units` is 
 super-steps or tasks the per-unit cost is reported over.
 """
 
-import operator
-from typing import Annotated, TypedDict
+from typing import TypedDict
 
-
-class S3(TypedDict):
-    a: int
-    b: int
-    c: int
-
-
-class Fan(TypedDict, total=False):
-    a: int
-    acc: Annotated[int, operator.add]
+# the state shapes of `warpgraph bench`'s workloads (defined once there)
+from warpgraph._cli.bench.workloads import S3, Fan
 
 
 def chain(lib, saver, n: int = 100):
