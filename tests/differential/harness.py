@@ -512,6 +512,26 @@ def _sort_interrupts(obj: Any) -> Any:
     return obj
 
 
+def _resort_pending_writes(trace: dict, out: dict) -> bool:
+    """Pending writes of parallel tasks are saved as the tasks finish, so writes equal but
+    for their ids (two tasks interrupting with the same value) keep no fixed order. Put
+    them in the order of their normalised ids, as `normalise_trace` does with chunks;
+    True when something moved."""
+    moved = False
+    for key, rows in trace.items():
+        if not key.startswith("checkpoints:") or not isinstance(rows, list):
+            continue
+        for row, nrow in zip(rows, out[key]):
+            writes, nwrites = row.get("pending_writes"), nrow.get("pending_writes")
+            if not writes:
+                continue
+            perm = sorted(range(len(nwrites)), key=lambda i: _normalised_key(nwrites[i]))
+            if perm != list(range(len(perm))):
+                row["pending_writes"] = [writes[i] for i in perm]
+                moved = True
+    return moved
+
+
 def normalise_trace(
     trace: dict, parallel: bool, api: str = "multi", segments: list | None = None
 ) -> dict:
@@ -533,16 +553,43 @@ def normalise_trace(
         # Ids are numbered in order of appearance: among chunks equal but for their ids
         # (parallel twins), take the order of the ids' numbers, renumber, until stable
         # (ids first seen in such chunks - an interrupt's - then follow their task's).
-        out = Normalizer()(trace)
+        out = _sort_normalised_interrupts(_anchored_normalizer(trace)(trace))
         changed = False
         for rec, nrec in zip(calls, (r for r in out["calls"] if "chunks" in r)):
             perm = _order(nrec["chunks"], api, seg(rec), _normalised_key)
             if perm != list(range(len(perm))):
                 rec["chunks"] = [rec["chunks"][i] for i in perm]
                 changed = True
+        changed |= _resort_pending_writes(trace, out)
         if not changed:
             return out
     return out
+
+
+def _anchored_normalizer(trace: dict) -> Normalizer:
+    """A normalizer that has seen the thread's state history first: snapshots list their
+    tasks (with the tasks' interrupts) in the order the step planned them, which does not
+    depend on which parallel task finished first, so ids numbered there (task ids, the
+    interrupt ids they raised) get the same numbers in both traces, whatever order results
+    and pending writes then show them in."""
+    norm = Normalizer()
+    for key in sorted(k for k in trace if k.startswith(("history:", "state_sub:"))):
+        norm(trace[key])
+    return norm
+
+
+def _sort_normalised_interrupts(obj: Any) -> Any:
+    """`_sort_interrupts` again on normalised data: interrupts equal but for their ids then
+    take the order of their (anchored) id numbers."""
+    if isinstance(obj, dict):
+        out = {k: _sort_normalised_interrupts(v) for k, v in obj.items()}
+        ints = out.get("__interrupt__")
+        if isinstance(ints, (list, tuple)):
+            out["__interrupt__"] = type(ints)(sorted(ints, key=_normalised_key))
+        return out
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(_sort_normalised_interrupts(v) for v in obj)
+    return obj
 
 
 def assert_same(ref: dict, got: dict, label: str) -> None:
