@@ -2,17 +2,11 @@
 //!
 //! Each method does all of its work in Rust in one call; channel values stay Python objects.
 
-#[path = "convert.rs"]
+mod channels;
 mod convert;
-#[path = "engine_ops.rs"]
-mod engine_ops;
-#[path = "errors.rs"]
 mod errors;
-#[path = "graphspec.rs"]
 mod graphspec;
-#[path = "pychannel.rs"]
-pub(crate) mod pychannel;
-#[path = "task_input.rs"]
+mod ops;
 mod task_input;
 
 use std::sync::{Arc, Mutex};
@@ -27,12 +21,12 @@ use warpgraph_core::ids::checkpoint_id_bytes_into;
 use warpgraph_core::triggers::should_interrupt;
 use warpgraph_core::version::{self as ver, Version, VersionMap};
 
+use channels::{PyOps, V};
 use convert::{
     seen_from_py, str_list, version_from_py, version_map_from_py, version_to_py, Mirror,
 };
-use engine_ops::{CoreErr, NextVersion};
 use graphspec::{GraphSpec, SpecInner};
-use pychannel::{PyOps, V};
+use ops::{CoreErr, NextVersion};
 use task_input::Aliases;
 
 /// Per-run state: channel values, channel_versions, versions_seen, updated_channels.
@@ -115,7 +109,7 @@ impl Engine {
                 Some(d) => d.get_item(inner.chan_names[i].bind(py))?,
                 None => None,
             };
-            states.push(pychannel::restore(&ops, ch, v.as_ref())?);
+            states.push(channels::restore(&ops, ch, v.as_ref())?);
         }
         let versions = match get("channel_versions")? {
             Some(v) => version_map_from_py(&v, "checkpoint['channel_versions']")?,
@@ -255,7 +249,7 @@ impl Engine {
                 continue;
             }
             let ch = &spec.graph.channels[i];
-            if let Some(v) = pychannel::checkpoint(&ops, ch, &self.run.states[i])? {
+            if let Some(v) = channels::checkpoint(&ops, ch, &self.run.states[i])? {
                 out.set_item(spec.chan_names[i].bind(py), v)?;
             }
         }
@@ -376,7 +370,7 @@ impl Engine {
                 match m {
                     NextVersion::Int => ver::increment(cur).map(Some),
                     NextVersion::Str => {
-                        let r = engine_ops::py_random(py).map_err(CoreError::External)?;
+                        let r = ops::py_random(py).map_err(CoreError::External)?;
                         ver::next_saver_version(cur, r).map(Some)
                     }
                     NextVersion::Call(f) => {
@@ -465,7 +459,7 @@ impl Engine {
         let cv = d.get_item(intern!(py, "channel_versions"))?;
         let vs = d.get_item(intern!(py, "versions_seen"))?;
         let envelope = match (cv, vs) {
-            (Some(cv), Some(vs)) => crate::functions::pack_fresh_checkpoint(
+            (Some(cv), Some(vs)) => crate::envelope::pack_fresh_checkpoint(
                 &d,
                 (self.mirror.sections(), cv.as_ptr(), vs.as_ptr()),
             ),

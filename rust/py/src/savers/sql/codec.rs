@@ -1,7 +1,7 @@
 //! The SQL savers' version codec (`warpgraph.checkpoint._sql.codec`): compact saver
 //! versions and the skip-delta diff of `channel_versions` / `versions_seen`, done in one
 //! crossing per checkpoint instead of a Python loop per entry. The record it makes is
-//! written by `sqlrecord`.
+//! written by `record`.
 //!
 //! Semantics are those of the Python functions they replace: two versions are the same
 //! when they are the same object, or of the same type and equal.
@@ -9,7 +9,7 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyDict, PyFloat, PyList, PyString};
 
-use crate::sqlrecord::{Body, Record};
+use super::record::{Body, Record};
 
 use std::hash::Hasher;
 use warpgraph_core::version::{split_saver_version, FxHasher};

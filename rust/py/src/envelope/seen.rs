@@ -50,7 +50,7 @@ static CACHE: Mutex<Option<SeenCache>> = Mutex::new(None);
 /// Runs `f` with the shared cache (`None` when it is busy: another thread or a re-entrant
 /// call; encoding then just proceeds without it).
 pub(crate) fn with_cache<R>(f: impl FnOnce(Option<&mut SeenCache>) -> R) -> R {
-    if !super::envelope_cache::enabled() {
+    if !super::sections::enabled() {
         return f(None);
     }
     let (r, dead) = match CACHE.try_lock() {

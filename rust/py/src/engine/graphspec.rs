@@ -12,9 +12,9 @@ use warpgraph_core::channel::ChannelSpec;
 use warpgraph_core::triggers::{ReadSpec, Topology};
 use warpgraph_core::version::FastMap;
 
+use super::channels::{self, Classes, V};
 use super::convert::str_list;
 use super::errors;
-use super::pychannel::{self, Classes, V};
 
 pub(crate) const TASKS: &str = "__pregel_tasks";
 pub(crate) const PUSH: &str = "__pregel_push";
@@ -97,7 +97,7 @@ impl GraphSpec {
         channels: &Bound<'_, PyDict>,
         nodes: &Bound<'_, PyDict>,
     ) -> PyResult<Self> {
-        let cls = pychannel::classes(py)?;
+        let cls = channels::classes(py)?;
         let mut names: Vec<Arc<str>> = Vec::with_capacity(channels.len());
         let mut specs: Vec<ChannelSpec<V>> = Vec::with_capacity(channels.len());
         for (k, spec) in channels.iter() {
@@ -111,7 +111,7 @@ impl GraphSpec {
                 })?
                 .to_str()?
                 .to_owned();
-            specs.push(pychannel::channel_spec(py, &cls, &name, &spec)?);
+            specs.push(channels::channel_spec(py, &cls, &name, &spec)?);
             names.push(Arc::from(name.as_str()));
         }
         let index: FastMap<Arc<str>, usize> = names
@@ -277,7 +277,7 @@ pub(crate) fn init(
     fast_paths: bool,
 ) -> PyResult<()> {
     // fast_paths=False (WARPGRAPH_FAST_PATHS=0): envelopes are always encoded from the dicts
-    crate::functions::envelope_cache::set_enabled(fast_paths);
+    crate::envelope::sections::set_enabled(fast_paths);
     // A kind left out is never matched: such channels run through the generic custom path.
     let py = channel_types.py();
     let get = |k: &str| -> PyResult<Py<PyAny>> {
@@ -293,7 +293,7 @@ pub(crate) fn init(
             )));
         }
     }
-    pychannel::set_classes(Classes {
+    channels::set_classes(Classes {
         missing,
         send_type,
         overwrite_type,

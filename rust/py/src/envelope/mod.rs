@@ -1,4 +1,5 @@
-//! Stand-alone functions: task ids, task path strings, uuid6, checkpoint envelope encoding.
+//! The checkpoint envelope: msgpack encoding and decoding of a checkpoint dict, with the
+//! engine's prepared sections (`sections`) and memoised `versions_seen` entries (`seen`).
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use std::cell::Cell;
 
@@ -8,103 +9,15 @@ use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyT
 
 use warpgraph_core::envelope::{self, Reader, Token};
 
-#[path = "envelope_cache.rs"]
-pub(crate) mod envelope_cache;
-#[path = "seen_cache.rs"]
-mod seen_cache;
-use seen_cache::SeenCache;
-use warpgraph_core::ids::{self, PathPart};
+pub(crate) mod sections;
+mod seen;
+use seen::SeenCache;
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(task_path_str, m)?)?;
-    m.add_function(wrap_pyfunction!(task_id, m)?)?;
-    m.add_function(wrap_pyfunction!(uuid6, m)?)?;
-    m.add_function(wrap_pyfunction!(utc_now, m)?)?;
     m.add_function(wrap_pyfunction!(pack_checkpoint_envelope, m)?)?;
     m.add_function(wrap_pyfunction!(unpack_checkpoint_envelope, m)?)?;
-    m.add_function(wrap_pyfunction!(xxh3_128_hexdigest, m)?)?;
     m.add_function(wrap_pyfunction!(_envelope_cache_hits, m)?)?;
     Ok(())
-}
-
-// ---------------------------------------------------------------- task paths and ids
-
-fn to_path_part(obj: &Bound<'_, PyAny>) -> PyResult<PathPart> {
-    if obj.is_instance_of::<PyTuple>() || obj.is_instance_of::<PyList>() {
-        let children = obj
-            .try_iter()?
-            .map(|c| to_path_part(&c?))
-            .collect::<PyResult<Vec<_>>>()?;
-        Ok(PathPart::Tuple(children))
-    } else if obj.is_instance_of::<PyInt>() {
-        match obj.extract::<i64>() {
-            Ok(i) => Ok(PathPart::Int(i)),
-            // beyond 64 bits: let Python format it exactly as `f"{x:010d}"`
-            Err(_) => Ok(PathPart::Str(
-                obj.call_method1("__format__", ("010d",))?.extract()?,
-            )),
-        }
-    } else {
-        Ok(PathPart::Str(obj.str()?.to_str()?.to_owned()))
-    }
-}
-
-/// LangGraph's `task_path_str`: the sort key of a task path.
-#[pyfunction]
-fn task_path_str(path: &Bound<'_, PyAny>) -> PyResult<String> {
-    Ok(ids::path_part_str(&to_path_part(path)?))
-}
-
-/// `datetime.now(timezone.utc).isoformat()` (checkpoint timestamps, one per step).
-#[pyfunction]
-fn utc_now() -> String {
-    warpgraph_core::clock::utc_now_iso()
-}
-
-/// Task id over the checkpoint id bytes and the concatenated parts (xxh3 if v > 1, else sha1).
-#[pyfunction]
-#[pyo3(signature = (checkpoint_id, parts, v = 4))]
-fn task_id(checkpoint_id: &str, parts: &Bound<'_, PyAny>, v: i64) -> PyResult<String> {
-    let ns =
-        ids::checkpoint_id_bytes(checkpoint_id).map_err(|e| PyValueError::new_err(e.message))?;
-    let mut buf: Vec<u8> = Vec::with_capacity(128);
-    for (i, part) in parts.try_iter()?.enumerate() {
-        let part = part?;
-        if let Ok(s) = part.cast::<PyString>() {
-            buf.extend_from_slice(s.to_str()?.as_bytes());
-        } else if let Ok(b) = part.cast::<PyBytes>() {
-            buf.extend_from_slice(b.as_bytes());
-        } else {
-            return Err(PyTypeError::new_err(format!(
-                "task_id parts must be str or bytes, got {} at index {i}",
-                part.get_type().name()?
-            )));
-        }
-    }
-    Ok(ids::task_id_from_bytes(&ns, &[buf], v))
-}
-
-/// A fresh UUIDv6 checkpoint id (clock_seq = step; None -> random).
-#[pyfunction]
-#[pyo3(signature = (clock_seq = None))]
-fn uuid6(clock_seq: Option<&Bound<'_, PyAny>>) -> PyResult<String> {
-    let seq = match clock_seq {
-        None => None,
-        Some(obj) if obj.is_none() => None,
-        Some(obj) => {
-            if !obj.is_instance_of::<PyInt>() {
-                return Err(PyTypeError::new_err(format!(
-                    "clock_seq must be an int or None, got {}",
-                    obj.get_type().name()?
-                )));
-            }
-            match obj.extract::<i64>() {
-                Ok(i) => Some(i),
-                Err(_) => Some(obj.bitand(0x3FFF)?.extract::<i64>()?),
-            }
-        }
-    };
-    Ok(warpgraph_core::uuid6::uuid6(seq))
 }
 
 // ---------------------------------------------------------------- envelope encoding
@@ -368,9 +281,9 @@ unsafe fn fast_pack_seen(
 
 /// The fast path for a whole checkpoint (`channel_values` left out).
 /// The engine's sections and the two dicts it just copied from them (see
-/// [`envelope_cache::pack_fresh`]).
+/// [`sections::pack_fresh`]).
 pub(crate) type Fresh<'a> = (
-    &'a envelope_cache::SharedSections,
+    &'a sections::SharedSections,
     *mut ffi::PyObject,
     *mut ffi::PyObject,
 );
@@ -410,18 +323,13 @@ fn fast_pack_checkpoint(
             fast_pack(buf, k, 1)?;
             if let Some((sections, cv, vs)) = fresh {
                 if (v == cv || v == vs)
-                    && envelope_cache::pack_fresh(
-                        sections,
-                        v == vs,
-                        ffi::PyDict_Size(v) as usize,
-                        buf,
-                    )
+                    && sections::pack_fresh(sections, v == vs, ffi::PyDict_Size(v) as usize, buf)
                 {
                     continue;
                 }
             }
             if (is_key(k, b"channel_versions") || is_key(k, b"versions_seen"))
-                && envelope_cache::pack_registered(buf, v)
+                && sections::pack_registered(buf, v)
             {
                 continue;
             }
@@ -459,7 +367,7 @@ fn pack_checkpoint_envelope<'py>(
     checkpoint: &Bound<'py, PyDict>,
 ) -> PyResult<Bound<'py, PyBytes>> {
     let mut buf = Vec::with_capacity(LAST_PACK_LEN.with(Cell::get).max(PACK_CAPACITY_HINT));
-    if seen_cache::with_cache(|c| fast_pack_checkpoint(&mut buf, checkpoint, c, None)).is_ok() {
+    if seen::with_cache(|c| fast_pack_checkpoint(&mut buf, checkpoint, c, None)).is_ok() {
         LAST_PACK_LEN.with(|c| c.set(buf.len()));
         return Ok(PyBytes::new(py, &buf));
     }
@@ -491,7 +399,7 @@ fn pack_checkpoint_envelope<'py>(
 /// from the engine's prepared entries instead of encoding (a diagnostic for tests).
 #[pyfunction]
 fn _envelope_cache_hits() -> u64 {
-    envelope_cache::HITS.load(std::sync::atomic::Ordering::Relaxed)
+    sections::HITS.load(std::sync::atomic::Ordering::Relaxed)
 }
 
 // ---------------------------------------------------------------- envelope decoding
@@ -599,12 +507,4 @@ fn unpack_checkpoint_envelope<'py>(py: Python<'py>, data: &[u8]) -> PyResult<Bou
     value
         .cast_into::<PyDict>()
         .map_err(|_| invalid(r.error("expected a msgpack map")))
-}
-
-// ---------------------------------------------------------------- plain hashing
-
-/// xxh3_128 of `data` as 32 lowercase hex digits (interrupt ids, namespace hashes).
-#[pyfunction]
-fn xxh3_128_hexdigest(data: &[u8]) -> String {
-    warpgraph_core::ids::xxh3_128_hex(data)
 }

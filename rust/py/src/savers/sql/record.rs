@@ -1,10 +1,10 @@
-//! The SQL savers' checkpoint record (see `sqlcodec::encode`) in its two written forms:
+//! The SQL savers' checkpoint record (see `sql::codec::encode`) in its two written forms:
 //! a dict for a serializer, or the msgpack bytes ormsgpack would make of that dict.
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString};
 
-use crate::functions::try_pack;
-use crate::sqlcodec::{compacted_dict, full_versions, split_version, Delta, Pair, StateParts};
+use super::codec::{compacted_dict, full_versions, split_version, Delta, Pair, StateParts};
+use crate::envelope::try_pack;
 use warpgraph_core::envelope;
 
 /// How a record stores its versions and inline values.

@@ -20,7 +20,7 @@ use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use super::seen_cache::{immutable_scalar, snapshot};
+use super::seen::{immutable_scalar, snapshot};
 use warpgraph_core::envelope;
 
 /// Whether the engine's envelope sections and the seen cache are used at all: off when

@@ -4,7 +4,7 @@ use pyo3::exceptions::{PyKeyError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use warpgraph_core::error::CoreError;
 
-use super::pychannel::Classes;
+use super::channels::Classes;
 
 fn instantiate<'py>(
     py: Python<'py>,

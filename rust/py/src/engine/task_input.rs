@@ -7,10 +7,10 @@ use pyo3::types::{PyList, PyString, PyTuple};
 use warpgraph_core::apply::{TaskWrites, Trigger, SKIPPED_WRITE_KEYS};
 use warpgraph_core::version::FastMap;
 
+use super::channels::V;
 use super::convert::write_path_key;
-use super::engine_ops::log_warning;
 use super::graphspec::SpecInner;
-use super::pychannel::V;
+use super::ops::log_warning;
 use super::Engine;
 
 /// Channel name objects by identity: `{id(obj): (obj, channel)}`, seeded with the graph's

@@ -10,10 +10,10 @@ use warpgraph_core::apply::Run;
 use warpgraph_core::error::CoreError;
 use warpgraph_core::version::{null_version, py_gt, OrdMap, Version, VersionMap};
 
-use crate::functions::envelope_cache::{self as env, Entry, SharedSections};
+use crate::envelope::sections::{self as env, Entry, SharedSections};
 
+use super::channels::V;
 use super::graphspec::SpecInner;
-use super::pychannel::V;
 
 /// A Python int, float or str as a version.
 pub fn version_from_py(v: &Bound<'_, PyAny>) -> PyResult<Version> {
@@ -70,7 +70,7 @@ pub fn key_obj<'py>(py: Python<'py>, spec: &SpecInner, k: &str) -> Bound<'py, Py
 /// between checkpoints) and are therefore replaced, never mutated, when a node's entry changes.
 /// It also keeps both mirrors' msgpack encoding, slot by slot (re-encoding only changed
 /// slots), which `pack_checkpoint_envelope` copies for the checkpoints made from them (see
-/// `envelope_cache`).
+/// `envelope::sections`).
 #[derive(Default)]
 pub struct Mirror {
     cv: Option<Py<PyDict>>,

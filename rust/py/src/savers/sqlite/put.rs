@@ -1,14 +1,14 @@
-//! The SQLite saver's put in one crossing (for `sqlitems`): the values
-//! serialized (`sqlrows::blob_list`), the metadata as JSON (`sqlrows::metadata_text`),
-//! the record encoded against the parent's versions (`sqlcodec::encode`), and the rows
+//! The SQLite saver's put in one crossing (for `items`): the values
+//! serialized (`sql::rows::blob_list`), the metadata as JSON (`sql::rows::metadata_text`),
+//! the record encoded against the parent's versions (`sql::codec::encode`), and the rows
 //! to insert, which the saver otherwise builds from those three in Python.
 use pyo3::exceptions::PyTypeError;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyDict, PyInt, PyList, PySet, PyString, PyTuple};
 
-use crate::sqlcodec::{encode, StateParts};
-use crate::sqlrows::{blob_list, metadata_text};
+use crate::savers::sql::codec::{encode, StateParts};
+use crate::savers::sql::rows::{blob_list, metadata_text};
 
 /// The parts of a `codec.VersionsState` the encoder reads.
 fn parts<'py>(state: &Bound<'py, PyAny>) -> PyResult<StateParts<'py>> {
@@ -45,7 +45,7 @@ pub(crate) struct Target<'a, 'py> {
 /// (None: a full record). None when part of it needs the Python path: a value the
 /// serializer rejects or a metadata entry left to `json` (that path also names what
 /// cannot be serialized), a record that is not all builtins, or a checkpoint naming a
-/// version that is neither its parent's nor new (`sqlcodec::unsourced`: the general path
+/// version that is neither its parent's nor new (`sql::codec::unsourced`: the general path
 /// looks its value up).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn put_tuple<'py>(

@@ -11,8 +11,8 @@ use pyo3::types::{
     PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyInt, PyList, PySet, PyString, PyTuple,
 };
 
-use crate::functions::try_pack;
-use crate::metadata::checkpoint_metadata;
+use crate::envelope::try_pack;
+use crate::savers::metadata::checkpoint_metadata;
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(blob_rows, m)?)?;

@@ -10,10 +10,10 @@ use warpgraph_core::error::CoreError;
 use warpgraph_core::ids::task_id_ascii;
 use warpgraph_core::triggers::ReadSpec;
 
+use super::channels::{self, PyOps, V};
 use super::errors;
 use super::graphspec::INPUT_DICT_MIN;
 use super::graphspec::{PULL, PUSH};
-use super::pychannel::{self, PyOps, V};
 use super::{Engine, InputCache};
 
 pub(crate) type CoreErr = CoreError<PyErr>;
@@ -86,11 +86,11 @@ impl Engine {
         let ops = self.ops(py);
         let spec = &self.spec.graph.channels[c];
         match fresh {
-            None => pychannel::get(&ops, spec, &self.run.states[c]),
+            None => channels::get(&ops, spec, &self.run.states[c]),
             Some(vals) => {
                 let mut copy = spec.copy_state(&self.run.states[c], &ops)?;
                 spec.update(&mut copy, vals, &ops)?;
-                pychannel::get(&ops, spec, &copy)
+                channels::get(&ops, spec, &copy)
             }
         }
     }

@@ -1,7 +1,7 @@
 //! The native writer's items for a list of operations in one crossing
 //! (`SqliteCore.native_items`): for the usual ones, the config's ids, the parent's and
 //! skip-delta base's version states from the cache or the queued puts, the put in one
-//! crossing (`sqlput::put_tuple`) or the writes' rows (`sqlrows::write_rows_for`), and
+//! crossing (`put::put_tuple`) or the writes' rows (`sql::rows::write_rows_for`), and
 //! the new state queued.
 //!
 //! An operation that is not the usual case stops the walk and goes back to Python by
@@ -16,8 +16,8 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyInt, PyList, PySet, PyString, PyTuple, PyType};
 
-use crate::sqlput::{put_tuple, Target};
-use crate::sqlrows::write_rows_for;
+use super::put::{put_tuple, Target};
+use crate::savers::sql::rows::write_rows_for;
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<SqliteItems>()?;
