@@ -181,3 +181,40 @@ def test_the_distribution_ships_no_top_level_langgraph_package():
     assert files, "warpgraph is not installed as a distribution"
     assert not [f for f in files if f.parts[0] in ("langgraph", "langgraph.py")]
     assert any(f.parts[0] == "warpgraph" for f in files)
+
+
+def test_a_non_saver_is_refused_under_the_alias_with_langgraphs_error():
+    """Under the alias `langgraph.checkpoint.base` is warpgraph's own module: the check
+    that also accepts LangGraph's savers must not ask our class about itself (it
+    recursed until RecursionError instead of compile's TypeError)."""
+    out = _ok(
+        _child(
+            """
+            import warpgraph.compat
+            warpgraph.compat.install()
+            from typing import TypedDict
+            from langgraph.checkpoint.base import BaseCheckpointSaver
+            from langgraph.checkpoint.memory import InMemorySaver
+            from langgraph.graph import StateGraph
+
+            class S(TypedDict):
+                foo: str
+
+            class NotACheckpointer:
+                pass
+
+            assert not isinstance(NotACheckpointer(), BaseCheckpointSaver)
+            assert not issubclass(NotACheckpointer, BaseCheckpointSaver)
+            assert isinstance(InMemorySaver(), BaseCheckpointSaver)
+            g = StateGraph(S)
+            g.add_node("start", lambda s: s)
+            g.set_entry_point("start")
+            g.set_finish_point("start")
+            try:
+                g.compile(checkpointer=NotACheckpointer())
+            except TypeError as e:
+                print("refused:", e)
+            """
+        )
+    )
+    assert "refused: Invalid checkpointer provided" in out

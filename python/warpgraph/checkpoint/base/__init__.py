@@ -156,7 +156,11 @@ class _SaverMeta(ABCMeta):
 def _is_langgraph_saver(sub: type) -> bool:
     mod = sys.modules.get("langgraph.checkpoint.base")
     theirs = getattr(mod, "BaseCheckpointSaver", None) if mod is not None else None
-    return theirs is not None and isinstance(sub, type) and issubclass(sub, theirs)
+    # (under an import alias `langgraph.checkpoint.base` is this very module: its class is
+    # ours, already checked, and asking it again would recurse)
+    if theirs is None or theirs is BaseCheckpointSaver or not isinstance(sub, type):
+        return False
+    return issubclass(sub, theirs)
 
 
 MetadataFilter = dict[str, Any]
