@@ -478,6 +478,24 @@ def test_parent_namespace_and_reload_from_updated_channels() -> None:
     assert start[1] == "__start__"
 
 
+def test_task_order_with_ints_beyond_64_bits() -> None:
+    """apply_writes orders tasks by `task_path_str(path)`, whose ints beyond 64 bits are
+    written in full (LangGraph: f"{i:010d}"), so their writes land in LangGraph's order."""
+    big = 2**70
+    tasks = [
+        ("n1", ("__pregel_push", big, False), [], [("items", [1])]),
+        ("n2", ("__pregel_push", 5, False), [], [("items", [2])]),
+        ("n3", ("__pregel_push", -big, (big + 1, True)), [], [("items", [3])]),
+        ("n1", ("__pregel_push", [7, -(2**64)], False), [], [("items", [4])]),
+    ]
+    tw = Twin(STATE, NODES)
+    assert tw.apply(tasks, "int")
+    # (Twin.apply compared every channel; the order is not the tasks' order)
+    assert tw.engine.read("items") == tw.lg_channels["items"].get() != [1, 2, 3, 4]
+    for _name, path, _t, _w in tasks:
+        assert _core.task_path_str(path) == lg_algo.task_path_str(path)
+
+
 def test_errors_match_langgraph() -> None:
     tw = Twin(STATE, NODES)
     assert not tw.apply([("x", ("~a",), [], [("a", 1)]), ("y", ("~b",), [], [("a", 2)])], "int")

@@ -6,6 +6,9 @@
 
 use crate::error::{with_error_code, CoreError, CoreResult, INVALID_CONCURRENT_GRAPH_UPDATE};
 
+mod barrier;
+pub use barrier::{Barrier, BarrierCheckpoint};
+
 /// What the embedder supplies for values it owns.
 pub trait ValueOps {
     /// The value type (a Python object in the binding).
@@ -129,20 +132,8 @@ pub enum State<V> {
         finished: bool,
     },
     Topic(Vec<V>),
-    /// `seen[i]`: `names[i]` received; `extra`: restored names not among `names`; `order`: the
-    /// insertion order of the seen set (`i < names.len()` is `names[i]`, else an extra), so
-    /// a checkpointed set iterates like LangGraph's. `base`: the restored set object (LangGraph
-    /// keeps adding to it, so its table layout decides the iteration order), which holds the
-    /// first `base_len` entries of `order`.
-    Barrier {
-        seen: Vec<bool>,
-        count: usize,
-        extra: Vec<V>,
-        finished: bool,
-        order: Vec<usize>,
-        base: Option<V>,
-        base_len: usize,
-    },
+    /// NamedBarrierValue, NamedBarrierValueAfterFinish.
+    Barrier(Barrier<V>),
     /// The live custom channel object.
     Custom(V),
 }
@@ -168,15 +159,7 @@ impl<V> ChannelSpec<V> {
                 finished: false,
             },
             Kind::Topic { .. } => State::Topic(Vec::new()),
-            Kind::Barrier { names, .. } => State::Barrier {
-                seen: vec![false; names.len()],
-                count: 0,
-                extra: Vec::new(),
-                finished: false,
-                order: Vec::new(),
-                base: None,
-                base_len: 0,
-            },
+            Kind::Barrier { names, .. } => State::Barrier(Barrier::new(names.len())),
             Kind::BinOp { initial, .. } => {
                 State::Value(initial.as_ref().map(|v| ops.clone_value(v)))
             }
@@ -288,33 +271,8 @@ impl<V> ChannelSpec<V> {
                     lookup,
                     ..
                 },
-                State::Barrier {
-                    seen, count, order, ..
-                },
-            ) => {
-                let mut updated = false;
-                for v in values.iter() {
-                    match ops
-                        .name_index(names, names_obj, lookup.as_ref(), v)
-                        .map_err(ext)?
-                    {
-                        Some(i) => {
-                            if !seen[i] {
-                                seen[i] = true;
-                                *count += 1;
-                                order.push(i);
-                                updated = true;
-                            }
-                        }
-                        None => {
-                            return Err(CoreError::InvalidUpdate(
-                                ops.unknown_name_message(key, v, names_obj),
-                            ))
-                        }
-                    }
-                }
-                Ok(updated)
-            }
+                State::Barrier(b),
+            ) => b.update(key, (names, names_obj, lookup.as_ref()), values, ops),
             (Kind::Custom { .. }, State::Custom(ch)) => ops.custom_update(ch, values).map_err(ext),
             _ => Err(kind_mismatch(key)),
         }
@@ -371,34 +329,7 @@ impl<V> ChannelSpec<V> {
                 }
                 Ok(false)
             }
-            (
-                Kind::Barrier {
-                    names,
-                    after_finish,
-                    ..
-                },
-                State::Barrier {
-                    seen,
-                    count,
-                    extra,
-                    finished,
-                    order,
-                    base,
-                    base_len,
-                },
-            ) => {
-                let complete = *count == names.len() && extra.is_empty();
-                if complete && (!after_finish || *finished) {
-                    seen.iter_mut().for_each(|s| *s = false);
-                    order.clear();
-                    *base = None;
-                    *base_len = 0;
-                    *count = 0;
-                    *finished = false;
-                    return Ok(true);
-                }
-                Ok(false)
-            }
+            (Kind::Barrier { after_finish, .. }, State::Barrier(b)) => Ok(b.consume(*after_finish)),
             (Kind::Custom { .. }, State::Custom(ch)) => ops.custom_consume(ch).map_err(ext),
             _ => Ok(false),
         }
@@ -420,23 +351,10 @@ impl<V> ChannelSpec<V> {
             }
             (
                 Kind::Barrier {
-                    names,
-                    after_finish: true,
-                    ..
+                    after_finish: true, ..
                 },
-                State::Barrier {
-                    count,
-                    extra,
-                    finished,
-                    ..
-                },
-            ) => {
-                if !*finished && *count == names.len() && extra.is_empty() {
-                    *finished = true;
-                    return Ok(true);
-                }
-                Ok(false)
-            }
+                State::Barrier(b),
+            ) => Ok(b.finish()),
             (Kind::Custom { .. }, State::Custom(ch)) => ops.custom_finish(ch).map_err(ext),
             _ => Ok(false),
         }
@@ -453,19 +371,9 @@ impl<V> ChannelSpec<V> {
             (_, State::Value(v)) => v.is_some(),
             (_, State::Deferred { value, finished }) => value.is_some() && *finished,
             (_, State::Topic(items)) => !items.is_empty(),
-            (
-                Kind::Barrier {
-                    names,
-                    after_finish,
-                    ..
-                },
-                State::Barrier {
-                    count,
-                    extra,
-                    finished,
-                    ..
-                },
-            ) => *count == names.len() && extra.is_empty() && (*finished || !after_finish),
+            (Kind::Barrier { after_finish, .. }, State::Barrier(b)) => {
+                b.is_available(*after_finish)
+            }
             (_, State::Custom(ch)) => return ops.custom_is_available(ch).map_err(ext),
             _ => false,
         })
@@ -489,7 +397,7 @@ impl<V> ChannelSpec<V> {
             State::Value(Some(v)) | State::Deferred { value: Some(v), .. } => {
                 Ok(Some(ops.clone_value(v)))
             }
-            State::Barrier { .. } => Ok(Some(ops.none())),
+            State::Barrier(_) => Ok(Some(ops.none())),
             State::Topic(_) => Ok(None),
             State::Custom(ch) => match ops.custom_get(ch).map_err(ext)? {
                 Some(v) => Ok(Some(v)),
@@ -513,23 +421,7 @@ impl<V> ChannelSpec<V> {
                 finished: *finished,
             },
             State::Topic(items) => State::Topic(items.iter().map(c).collect()),
-            State::Barrier {
-                seen,
-                count,
-                extra,
-                finished,
-                order,
-                base,
-                base_len,
-            } => State::Barrier {
-                seen: seen.clone(),
-                count: *count,
-                extra: extra.iter().map(c).collect(),
-                finished: *finished,
-                order: order.clone(),
-                base: base.as_ref().map(c),
-                base_len: *base_len,
-            },
+            State::Barrier(b) => State::Barrier(b.copy(c)),
             State::Custom(ch) => State::Custom(ops.custom_copy(ch).map_err(ext)?),
         })
     }

@@ -8,17 +8,6 @@ use std::fmt;
 
 use xxhash_rust::xxh3::xxh3_128;
 
-/// One element of a task path: `("__pregel_pull", "node")`, `("__pregel_push", 3, false)`, ...
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum PathPart {
-    /// Rendered as-is (LangGraph applies `str()` to anything not an int or tuple).
-    Str(String),
-    /// Rendered zero-padded to width 10, sign first (`{:010}`); bools are 0 / 1.
-    Int(i64),
-    /// Rendered as `"~" + ", ".join(parts)`.
-    Tuple(Vec<PathPart>),
-}
-
 /// A malformed checkpoint id (not an even-length hex string once dashes are removed).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IdError {
@@ -34,40 +23,62 @@ impl fmt::Display for IdError {
 
 impl std::error::Error for IdError {}
 
-/// String form of a task path, equal to LangGraph's `task_path_str` (used to order tasks).
-pub fn task_path_str(path: &[PathPart]) -> String {
-    let mut out = String::with_capacity(32);
-    write_tuple(path, &mut out);
-    out
+/// What `write_path` needs to know of a task path element.
+pub enum Element<I> {
+    /// A tuple or list, with its items: written `"~" + ", ".join(items)`.
+    Seq(I),
+    /// An int (a bool as 0 / 1): zero-padded to width 10 after the sign, `f"{i:010d}"`.
+    Int(i64),
+    /// An int beyond 64 bits, as its decimal digits (sign first): padded the same way.
+    BigInt(String),
+    /// Anything else: written by `PathElement::write_text` (LangGraph's `str()`).
+    Text,
 }
 
-/// String form of a single path element.
-pub fn path_part_str(part: &PathPart) -> String {
-    let mut out = String::new();
-    write_part(part, &mut out);
-    out
+/// A task path element the formatter can walk (core values, or the binding's Python ones).
+pub trait PathElement: Sized {
+    type Error;
+    type Items: Iterator<Item = Result<Self, Self::Error>>;
+    fn element(&self) -> Result<Element<Self::Items>, Self::Error>;
+    /// Appends its text (called for `Element::Text` only).
+    fn write_text(&self, out: &mut String) -> Result<(), Self::Error>;
 }
 
-fn write_tuple(parts: &[PathPart], out: &mut String) {
-    out.push('~');
-    for (i, p) in parts.iter().enumerate() {
-        if i > 0 {
-            out.push_str(", ");
+/// Appends LangGraph's `task_path_str` form of a task path (or path element) to `out`: the
+/// sort key of tasks in `apply_writes`, and a part of a `Call` task's id.
+pub fn write_path<P: PathElement>(part: &P, out: &mut String) -> Result<(), P::Error> {
+    match part.element()? {
+        Element::Seq(items) => {
+            out.push('~');
+            for (i, item) in items.enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                write_path(&item?, out)?;
+            }
         }
-        write_part(p, out);
+        Element::Int(i) => write_int(i, out),
+        Element::BigInt(digits) => write_digits(&digits, out),
+        Element::Text => part.write_text(out)?,
     }
+    Ok(())
 }
 
-fn write_part(part: &PathPart, out: &mut String) {
+/// `f"{i:010d}"`: Rust's `{:010}` pads after the sign like Python's; infallible on String.
+fn write_int(i: i64, out: &mut String) {
     use std::fmt::Write;
-    match part {
-        PathPart::Str(s) => out.push_str(s),
-        // Rust's `{:010}` pads after the sign like Python's `{:010d}`; infallible on String.
-        PathPart::Int(i) => {
-            let _ = write!(out, "{i:010}");
-        }
-        PathPart::Tuple(t) => write_tuple(t, out),
+    let _ = write!(out, "{i:010}");
+}
+
+/// `f"{i:010d}"` of the int whose decimal digits (sign first) are `digits`.
+fn write_digits(digits: &str, out: &mut String) {
+    let body = digits.strip_prefix('-').unwrap_or(digits);
+    let sign = &digits[..digits.len() - body.len()];
+    out.push_str(sign);
+    for _ in digits.len()..10 {
+        out.push('0');
     }
+    out.push_str(body);
 }
 
 const fn hex_val(c: u8) -> Option<u8> {
@@ -237,6 +248,44 @@ pub fn format_uuid_hex(bytes: &[u8]) -> String {
 
 #[cfg(test)]
 mod tests {
+    /// A task path in plain Rust values, walked by `write_path` as the binding walks Python's.
+    #[derive(Debug, Clone)]
+    enum PathPart {
+        Str(String),
+        Int(i64),
+        /// An int beyond 64 bits, as its decimal digits.
+        Big(String),
+        Tuple(Vec<PathPart>),
+    }
+
+    impl<'a> PathElement for &'a PathPart {
+        type Error = std::convert::Infallible;
+        type Items = std::iter::Map<
+            std::slice::Iter<'a, PathPart>,
+            fn(&'a PathPart) -> Result<&'a PathPart, Self::Error>,
+        >;
+        fn element(&self) -> Result<Element<Self::Items>, Self::Error> {
+            Ok(match self {
+                PathPart::Str(_) => Element::Text,
+                PathPart::Int(i) => Element::Int(*i),
+                PathPart::Big(d) => Element::BigInt(d.clone()),
+                PathPart::Tuple(t) => Element::Seq(t.iter().map(Ok as fn(_) -> _)),
+            })
+        }
+        fn write_text(&self, out: &mut String) -> Result<(), Self::Error> {
+            if let PathPart::Str(s) = self {
+                out.push_str(s);
+            }
+            Ok(())
+        }
+    }
+
+    fn path_str(part: &PathPart) -> String {
+        let mut out = String::new();
+        let Ok(()) = write_path(&part, &mut out);
+        out
+    }
+
     use super::*;
 
     #[test]
@@ -357,25 +406,46 @@ mod tests {
     #[test]
     fn task_path_str_matches_reference() {
         use PathPart::*;
-        let p = [
+        let p = Tuple(vec![
             Str("__pregel_push".into()),
             Tuple(vec![Str("__pregel_pull".into()), Str("a".into())]),
             Int(3),
             Int(1),
-        ];
+        ]);
         assert_eq!(
-            task_path_str(&p),
+            path_str(&p),
             "~__pregel_push, ~__pregel_pull, a, 0000000003, 0000000001"
         );
-        let p = [
+        let p = Tuple(vec![
             Str("__pregel_push".into()),
             Tuple(vec![Int(1), Int(-2), Tuple(vec![])]),
             Int(0),
-        ];
+        ]);
         assert_eq!(
-            task_path_str(&p),
+            path_str(&p),
             "~__pregel_push, ~0000000001, -000000002, ~, 0000000000"
         );
-        assert_eq!(path_part_str(&Int(-12345678901)), "-12345678901");
+        assert_eq!(path_str(&Int(-12345678901)), "-12345678901");
+        assert_eq!(path_str(&Int(i64::MIN)), "-9223372036854775808");
+    }
+
+    #[test]
+    fn big_ints_pad_like_small_ones() {
+        // (Python: f"{2**70:010d}", f"{-5:010d}"; digits of any length pad the same way)
+        use PathPart::*;
+        let p = Tuple(vec![Big("1180591620717411303424".into()), Big("-5".into())]);
+        assert_eq!(path_str(&p), "~1180591620717411303424, -000000005");
+        for i in [
+            0,
+            7,
+            -7,
+            123_456_789,
+            -123_456_789,
+            9_999_999_999,
+            i64::MAX,
+            i64::MIN,
+        ] {
+            assert_eq!(path_str(&Big(i.to_string())), path_str(&Int(i)), "{i}");
+        }
     }
 }

@@ -1,9 +1,9 @@
 //! Stand-alone functions: task ids, task path strings, uuid6, the step clock, xxh3 hashing.
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyInt, PyList, PyString, PyTuple};
+use pyo3::types::{PyBytes, PyInt, PyString};
 
-use warpgraph_core::ids::{self, PathPart};
+use warpgraph_core::ids;
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(task_path_str, m)?)?;
@@ -16,30 +16,12 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
 
 // ---------------------------------------------------------------- task paths and ids
 
-fn to_path_part(obj: &Bound<'_, PyAny>) -> PyResult<PathPart> {
-    if obj.is_instance_of::<PyTuple>() || obj.is_instance_of::<PyList>() {
-        let children = obj
-            .try_iter()?
-            .map(|c| to_path_part(&c?))
-            .collect::<PyResult<Vec<_>>>()?;
-        Ok(PathPart::Tuple(children))
-    } else if obj.is_instance_of::<PyInt>() {
-        match obj.extract::<i64>() {
-            Ok(i) => Ok(PathPart::Int(i)),
-            // beyond 64 bits: let Python format it exactly as `f"{x:010d}"`
-            Err(_) => Ok(PathPart::Str(
-                obj.call_method1("__format__", ("010d",))?.extract()?,
-            )),
-        }
-    } else {
-        Ok(PathPart::Str(obj.str()?.to_str()?.to_owned()))
-    }
-}
-
 /// LangGraph's `task_path_str`: the sort key of a task path.
 #[pyfunction]
 fn task_path_str(path: &Bound<'_, PyAny>) -> PyResult<String> {
-    Ok(ids::path_part_str(&to_path_part(path)?))
+    let mut out = String::with_capacity(32);
+    crate::engine::write_path_key(path, &mut out)?;
+    Ok(out)
 }
 
 /// `datetime.now(timezone.utc).isoformat()` (checkpoint timestamps, one per step).

@@ -6,7 +6,7 @@ use std::sync::{Arc, RwLock};
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PySet, PyTuple, PyType};
-use warpgraph_core::channel::{ChannelSpec, Kind, State, ValueOps};
+use warpgraph_core::channel::{Barrier, ChannelSpec, Kind, State, ValueOps};
 use warpgraph_core::error::CoreError;
 
 pub type V = Py<PyAny>;
@@ -375,39 +375,13 @@ pub fn restore(
             } else {
                 (v.clone(), false)
             };
-            let mut seen = vec![false; names.len()];
-            let mut count = 0;
-            let mut extra = Vec::new();
-            let mut order = Vec::new();
-            for item in seen_obj.try_iter()? {
-                let item = item?.unbind();
-                match ops.name_index(names, names_obj, lookup.as_ref(), &item)? {
-                    Some(i) if !seen[i] => {
-                        seen[i] = true;
-                        count += 1;
-                        order.push(i);
-                    }
-                    Some(_) => {}
-                    None => {
-                        order.push(names.len() + extra.len());
-                        extra.push(item);
-                    }
-                }
-            }
             // A restored set object is kept (copied at checkpoint time) like LangGraph keeps it.
-            let base_len = order.len();
             let base = seen_obj
                 .is_exact_instance_of::<PySet>()
                 .then(|| seen_obj.clone().unbind());
-            State::Barrier {
-                seen,
-                count,
-                extra,
-                finished,
-                order,
-                base,
-                base_len,
-            }
+            let items = seen_obj.try_iter()?.map(|item| item.map(Bound::unbind));
+            let names = (&names[..], names_obj, lookup.as_ref());
+            State::Barrier(Barrier::restore(names, items, finished, base, ops)?)
         }
         (Kind::BinOp { .. }, Some(v)) if is_delta_snapshot(v)? => {
             State::Value(Some(v.getattr(intern!(py, "value"))?.unbind()))
@@ -449,48 +423,34 @@ pub fn checkpoint(ops: &PyOps<'_>, spec: &ChannelSpec<V>, state: &State<V>) -> P
                 after_finish,
                 ..
             },
-            State::Barrier {
-                extra,
-                finished,
-                order,
-                base,
-                base_len,
-                ..
-            },
+            State::Barrier(b),
         ) => {
+            let ck = b.checkpoint(names, *after_finish);
             // Insert in LangGraph's insertion order so the set iterates the same way; a restored
             // set is copied (a copy keeps its table layout) and the later names added to it.
-            let (set, added) = match base {
-                Some(b) => (
-                    b.bind(py)
-                        .call_method0(intern!(py, "copy"))?
-                        .cast_into::<PySet>()?,
-                    &order[*base_len..],
-                ),
-                None => (PySet::empty(py)?, &order[..]),
+            let set = match ck.base {
+                Some(b) => b
+                    .bind(py)
+                    .call_method0(intern!(py, "copy"))?
+                    .cast_into::<PySet>()?,
+                None => PySet::empty(py)?,
             };
-            for &i in added {
-                match names.get(i) {
-                    Some(n) => set.add(n.bind(py))?,
-                    None => set.add(extra[i - names.len()].bind(py))?,
-                }
+            for n in ck.added() {
+                set.add(n.bind(py))?;
             }
-            if *after_finish {
-                Some(
+            match ck.finished {
+                Some(finished) => Some(
                     PyTuple::new(
                         py,
                         [
                             set.into_any(),
-                            pyo3::types::PyBool::new(py, *finished)
-                                .to_owned()
-                                .into_any(),
+                            pyo3::types::PyBool::new(py, finished).to_owned().into_any(),
                         ],
                     )?
                     .into_any()
                     .unbind(),
-                )
-            } else {
-                Some(set.into_any().unbind())
+                ),
+                None => Some(set.into_any().unbind()),
             }
         }
         (_, State::Custom(ch)) => {
@@ -501,7 +461,7 @@ pub fn checkpoint(ops: &PyOps<'_>, spec: &ChannelSpec<V>, state: &State<V>) -> P
                 Some(v.unbind())
             }
         }
-        (_, State::Barrier { .. }) => None,
+        (_, State::Barrier(_)) => None,
     })
 }
 

@@ -5,9 +5,11 @@ use std::sync::Arc;
 
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
+use pyo3::types::iter::{BoundListIterator, BoundTupleIterator};
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use warpgraph_core::apply::Run;
 use warpgraph_core::error::CoreError;
+use warpgraph_core::ids::{write_path, Element, PathElement};
 use warpgraph_core::version::{null_version, py_gt, OrdMap, Version, VersionMap};
 
 use crate::envelope::sections::{self as env, Entry, SharedSections};
@@ -437,36 +439,63 @@ pub fn seen_from_py(d: &Bound<'_, PyAny>) -> PyResult<OrdMap<VersionMap>> {
     Ok(m)
 }
 
+/// A Python task path element (a tuple or list of them, an int, anything else by `str()`),
+/// as `warpgraph_core::ids::write_path` walks it.
+pub struct PyPath<'py>(pub Bound<'py, PyAny>);
+
+/// A tuple's or list's items.
+pub enum PyPathItems<'py> {
+    Tuple(BoundTupleIterator<'py>),
+    List(BoundListIterator<'py>),
+}
+
+impl<'py> Iterator for PyPathItems<'py> {
+    type Item = PyResult<PyPath<'py>>;
+    fn next(&mut self) -> Option<Self::Item> {
+        match self {
+            PyPathItems::Tuple(it) => it.next(),
+            PyPathItems::List(it) => it.next(),
+        }
+        .map(|x| Ok(PyPath(x)))
+    }
+}
+
+impl<'py> PathElement for PyPath<'py> {
+    type Error = PyErr;
+    type Items = PyPathItems<'py>;
+    fn element(&self) -> PyResult<Element<PyPathItems<'py>>> {
+        let v = &self.0;
+        if let Ok(t) = v.cast::<PyTuple>() {
+            return Ok(Element::Seq(PyPathItems::Tuple(t.iter())));
+        }
+        if let Ok(l) = v.cast::<PyList>() {
+            return Ok(Element::Seq(PyPathItems::List(l.iter())));
+        }
+        if v.is_instance_of::<PyBool>() {
+            return Ok(Element::Int(i64::from(v.is_truthy()?)));
+        }
+        if v.is_instance_of::<PyInt>() {
+            return Ok(match v.extract::<i64>() {
+                Ok(i) => Element::Int(i),
+                // beyond 64 bits: its value's decimal digits, as `int.__repr__` writes them
+                Err(_) => {
+                    let digits = v.py().get_type::<PyInt>().call_method1("__repr__", (v,))?;
+                    Element::BigInt(digits.extract()?)
+                }
+            });
+        }
+        Ok(Element::Text)
+    }
+    fn write_text(&self, out: &mut String) -> PyResult<()> {
+        out.push_str(self.0.str()?.to_str()?);
+        Ok(())
+    }
+}
+
 /// Appends LangGraph's `task_path_str` form of a task path (or path element) to `out`:
 /// `"~" + ", ".join(...)` for tuples and lists, ints zero-padded to width 10, else `str()`.
 pub fn write_path_key(v: &Bound<'_, PyAny>, out: &mut String) -> PyResult<()> {
-    use std::fmt::Write;
-    let seq = |items: &mut dyn Iterator<Item = Bound<'_, PyAny>>, out: &mut String| {
-        out.push('~');
-        for (i, x) in items.enumerate() {
-            if i > 0 {
-                out.push_str(", ");
-            }
-            write_path_key(&x, out)?;
-        }
-        Ok(())
-    };
-    if let Ok(t) = v.cast::<PyTuple>() {
-        return seq(&mut t.iter(), out);
-    }
-    if let Ok(l) = v.cast::<PyList>() {
-        return seq(&mut l.iter(), out);
-    }
-    if v.is_instance_of::<PyBool>() {
-        let _ = write!(out, "{:010}", i64::from(v.is_truthy()?));
-        return Ok(());
-    }
-    if v.is_instance_of::<PyInt>() {
-        let _ = write!(out, "{:010}", v.extract::<i64>()?);
-        return Ok(());
-    }
-    out.push_str(v.str()?.to_str()?);
-    Ok(())
+    write_path(&PyPath(v.clone()), out)
 }
 
 /// Extracts a list of str from any iterable of str, naming `what` on error.

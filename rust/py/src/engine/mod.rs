@@ -9,6 +9,8 @@ mod graphspec;
 mod ops;
 mod task_input;
 
+pub(crate) use convert::write_path_key;
+
 use std::sync::{Arc, Mutex};
 
 use pyo3::exceptions::PyTypeError;

@@ -10,17 +10,17 @@
 //! per-step results (a value, or an exception) decide each operation's outcome. A second
 //! thread and connection checkpoint the write-ahead log beside it (`Checkpointer`), so
 //! that runs do not wait for that copy (about 8 ms per 1,000 frames on a small VM).
-use std::collections::VecDeque;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
-use std::thread::{JoinHandle, ThreadId};
-use std::time::{Duration, Instant};
+//!
+//! The queue, the thread's loop and its timing are `warpgraph_core::sqlite::group`'s; this
+//! module converts the items and reports batches to Python.
+use std::time::Duration;
 
 use pyo3::exceptions::{PyBaseException, PyRuntimeError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyInt, PyList, PyString, PyTuple};
 use warpgraph_core::sqlite::{
-    spin_until, Api, BatchWriter, Checkpointer, Connection, Op, Sql, Table, Value,
+    Api, BatchWriter, Checkpointer, Connection, GroupCommit, Op, Queued, Sql, SqliteStore, Table,
+    Timing, Value,
 };
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -68,62 +68,19 @@ struct Entry {
     _keep: Py<PyAny>,
 }
 
-#[derive(Default)]
-struct State {
-    queue: VecDeque<Entry>,
-    closed: bool,
-    /// The thread has ended (nothing queued will be committed any more).
-    ended: bool,
-    batches: u64,
-    /// The thread waits for work with no transaction open: a push must wake it (with one
-    /// open, it spins on `Shared::changes`, or looks again every `POLL` without spinning;
-    /// only a marker wakes it earlier).
-    idle: bool,
-}
-
-struct Shared {
-    state: Mutex<State>,
-    /// Signals the thread: work queued (see `State::idle`) or closed.
-    work: Condvar,
-    /// Signals waiters (`wait`): `committed` moved, or the thread ended.
-    done: Condvar,
-    /// Bumped after each push and on close, outside the lock: what the thread spins on
-    /// while a transaction is open (see `Timing::spin`).
-    changes: AtomicU64,
-    /// Every operation with a smaller or equal seq has its outcome. Stored under the
-    /// state's lock (a waiter checks it there before sleeping on `done`), read without it
-    /// by a waiter spinning before it sleeps.
-    committed: AtomicU64,
-}
-
-impl Shared {
-    fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+impl Queued for Entry {
+    type Op = Op;
+    fn seq(&self) -> u64 {
+        self.seq
     }
-
-    /// Marks the writer closed and tells the thread.
-    fn close(&self) {
-        self.lock().closed = true;
-        self.changes.fetch_add(1, Ordering::Release);
-        self.work.notify_all();
+    fn take_op(&mut self) -> Option<Op> {
+        self.op.take()
     }
-}
-
-/// Waits on `signal` while `cond` holds, at most `limit` (None: no limit).
-fn wait_while<'a>(
-    signal: &Condvar,
-    state: MutexGuard<'a, State>,
-    limit: Option<Duration>,
-    cond: impl FnMut(&mut State) -> bool,
-) -> MutexGuard<'a, State> {
-    match limit {
-        None => signal
-            .wait_while(state, cond)
-            .unwrap_or_else(|e| e.into_inner()),
-        Some(d) => {
-            let got = signal.wait_timeout_while(state, d, cond);
-            got.unwrap_or_else(|e| e.into_inner()).0
-        }
+    fn is_marker(&self) -> bool {
+        self.step.is_none()
+    }
+    fn wants_report(&self) -> bool {
+        self.notify && self.target.is_some()
     }
 }
 
@@ -138,11 +95,7 @@ fn seconds(name: &str, v: f64) -> PyResult<Duration> {
 
 #[pyclass(module = "warpgraph._core", frozen)]
 pub struct SqliteWriter {
-    shared: Arc<Shared>,
-    /// How long `wait` spins before it sleeps (`Timing::spin`).
-    spin: Duration,
-    thread: Mutex<Option<JoinHandle<()>>>,
-    thread_id: ThreadId,
+    group: GroupCommit<Entry>,
 }
 
 #[pymethods]
@@ -191,7 +144,8 @@ impl SqliteWriter {
         };
         let mut conn = open().map_err(err)?;
         // the log is checkpointed beside the writer (`Checkpointer`), or else by the thread
-        // after it reports (`run`), never inside a commit that a run waits for
+        // after it reports (`SqliteStore::after_round`), never inside a commit that a run
+        // waits for
         let checkpointer = if wal_autocheckpoint > 0 {
             conn.track_wal();
             open().ok().and_then(|c| Checkpointer::start(c).ok())
@@ -207,29 +161,21 @@ impl SqliteWriter {
             write_replace,
         };
         let writer = BatchWriter::new(conn, &sql).map_err(err)?;
-        let shared = Arc::new(Shared {
-            state: Mutex::new(State::default()),
-            work: Condvar::new(),
-            done: Condvar::new(),
-            changes: AtomicU64::new(0),
-            committed: AtomicU64::new(0),
-        });
-        let spin = timing.spin;
-        let for_thread = Arc::clone(&shared);
-        let handle = std::thread::Builder::new()
-            .name("warpgraph-sqlite-writer".into())
-            .spawn(move || {
-                run(&for_thread, writer, checkpointer, &fallback, &timing);
-                for_thread.lock().ended = true;
-                for_thread.done.notify_all();
-            })
-            .map_err(|e| PyRuntimeError::new_err(format!("cannot start the writer: {e}")))?;
-        Ok(SqliteWriter {
-            shared,
-            spin,
-            thread_id: handle.thread().id(),
-            thread: Mutex::new(Some(handle)),
-        })
+        let store = SqliteStore {
+            writer,
+            checkpointer,
+            wal_autocheckpoint,
+        };
+        let group = GroupCommit::start(
+            "warpgraph-sqlite-writer",
+            store,
+            timing,
+            move |store: &mut SqliteStore, batch, rolled_back| {
+                Python::attach(|py| report(py, &mut store.writer, &fallback, batch, rolled_back))
+            },
+        )
+        .map_err(|e| PyRuntimeError::new_err(format!("cannot start the writer: {e}")))?;
+        Ok(SqliteWriter { group })
     }
 
     /// Queues items, in order: `("put", seq, fence, expected, checkpoint_row, blob_rows,
@@ -244,18 +190,9 @@ impl SqliteWriter {
         for item in items.iter() {
             entries.push(entry(item.cast::<PyTuple>()?)?);
         }
-        let mut state = self.shared.lock();
-        if state.closed {
-            return Err(PyRuntimeError::new_err("the SQLite writer is closed"));
-        }
-        let wake = state.idle || entries.iter().any(|e| e.step.is_none());
-        state.queue.extend(entries);
-        drop(state);
-        self.shared.changes.fetch_add(1, Ordering::Release);
-        if wake {
-            self.shared.work.notify_one();
-        }
-        Ok(())
+        self.group
+            .push(entries)
+            .map_err(|_| PyRuntimeError::new_err("the SQLite writer is closed"))
     }
 
     /// Waits (without the GIL) until every operation up to `seq` has its outcome; false on
@@ -264,62 +201,45 @@ impl SqliteWriter {
     #[pyo3(signature = (seq, timeout=None))]
     fn wait(&self, py: Python<'_>, seq: u64, timeout: Option<f64>) -> PyResult<bool> {
         let limit = timeout.map(|t| seconds("timeout", t)).transpose()?;
-        let shared = &self.shared;
-        Ok(py.detach(|| {
-            let spin = limit.map_or(self.spin, |l| l.min(self.spin));
-            spin_until(spin, || shared.committed.load(Ordering::Acquire) >= seq);
-            let committed = || shared.committed.load(Ordering::Acquire);
-            let pending = |s: &mut State| committed() < seq && !s.ended;
-            drop(wait_while(&shared.done, shared.lock(), limit, pending));
-            committed() >= seq
-        }))
+        Ok(py.detach(|| self.group.wait(seq, limit)))
     }
 
     /// The largest seq up to which every operation has its outcome.
     #[getter]
     fn committed(&self) -> u64 {
-        self.shared.committed.load(Ordering::Acquire)
+        self.group.committed()
     }
 
     /// Transactions committed so far.
     #[getter]
     fn batches(&self) -> u64 {
-        self.shared.lock().batches
+        self.group.batches()
     }
 
     /// Whether the thread still runs.
     #[getter]
     fn alive(&self) -> bool {
-        let handle = self.thread.lock().unwrap_or_else(|e| e.into_inner());
-        handle.as_ref().is_some_and(|h| !h.is_finished())
+        self.group.alive()
     }
 
     #[getter]
     fn closed(&self) -> bool {
-        self.shared.lock().closed
+        self.group.closed()
     }
 
     /// Lets the thread commit what is queued, then stop; waits for it unless called from
     /// the thread itself (e.g. a finalizer run while it reports).
     fn close(&self, py: Python<'_>) {
-        self.shared.close();
-        if std::thread::current().id() == self.thread_id {
+        self.group.close();
+        if self.group.on_thread() {
             return;
         }
-        let handle = self.thread.lock().unwrap_or_else(|e| e.into_inner()).take();
-        if let Some(handle) = handle {
-            // the thread may need the GIL to report its last batch
-            let _ = py.detach(move || handle.join());
-        }
+        // the thread may need the GIL to report its last batch
+        py.detach(|| self.group.join());
     }
 }
-
-impl Drop for SqliteWriter {
-    fn drop(&mut self) {
-        // (not joined: the thread finishes what is queued on its own)
-        self.shared.close();
-    }
-}
+// (dropping the writer closes its group without joining: the thread finishes what is
+// queued on its own)
 
 /// # Safety (of the rows it borrows)
 /// The entry keeps `item` alive, and with it every str and bytes object its rows borrow;
@@ -432,170 +352,6 @@ fn values(row: &Bound<'_, PyAny>) -> PyResult<Vec<Value>> {
         });
     }
     Ok(out)
-}
-
-/// When the thread commits, and checkpoints: a transaction stays open while operations
-/// keep arriving, at most `window` after its first one; it commits once none came for
-/// `linger`, at once for a marker (somebody waits) or on close, and after `max_batch`
-/// operations.
-struct Timing {
-    linger: Duration,
-    window: Duration,
-    max_batch: usize,
-    /// Checkpoint the write-ahead log once it holds this many frames (0: never): on the
-    /// checkpointer's thread, beside the writer (the writer itself copies what is left
-    /// at twice as many, or all of it when there is no checkpointer), never inside a
-    /// commit that a run waits for.
-    wal_autocheckpoint: i32,
-    /// How long a waiter (`wait`) spins before it sleeps; when not zero, the thread also
-    /// spins while a transaction is open (until it is due, at most `linger` after its last
-    /// operation) instead of sleeping between looks: see `spin_until`.
-    spin: Duration,
-}
-
-impl Timing {
-    /// When an open transaction (opened at `opened`, its last operation inserted at
-    /// `last`) commits if nothing urgent comes first.
-    fn due(&self, opened: Instant, last: Instant) -> Instant {
-        (last + self.linger).min(opened + self.window)
-    }
-}
-
-/// How often the thread looks for operations while a transaction is open (at most the
-/// linger time): inserting them soon after they come keeps the end of a run short.
-const POLL: Duration = Duration::from_micros(50);
-
-/// The thread: one transaction per round (see `Timing`), then its report; until closed.
-fn run(
-    shared: &Shared,
-    mut writer: BatchWriter,
-    checkpointer: Option<Checkpointer>,
-    fallback: &Py<PyAny>,
-    timing: &Timing,
-) {
-    loop {
-        let mut batch: Vec<Entry> = Vec::new();
-        let mut n_ops = 0;
-        let mut failure = None;
-        let mut started: Option<Instant> = None;
-        let mut last_op = Instant::now();
-        loop {
-            let (taken, urgent) = {
-                let mut state = shared.lock();
-                if state.queue.is_empty() && !state.closed {
-                    let empty = |s: &mut State| s.queue.is_empty() && !s.closed;
-                    match started {
-                        // nothing open: wait for work
-                        None => {
-                            state.idle = true;
-                            state = wait_while(&shared.work, state, None, empty);
-                            state.idle = false;
-                        }
-                        // one open: spin (or look again every `POLL`) until it is due,
-                        // inserting operations soon after they come (what a run's end
-                        // waits for then holds little left to insert)
-                        Some(t) => {
-                            let left = timing
-                                .due(t, last_op)
-                                .saturating_duration_since(Instant::now());
-                            if !left.is_zero() && timing.spin.is_zero() {
-                                let wait = Some(left.min(POLL));
-                                state = wait_while(&shared.work, state, wait, empty);
-                            } else if !left.is_zero() {
-                                // (a push after this load bumps `changes` after it queued)
-                                let seen = shared.changes.load(Ordering::Acquire);
-                                drop(state);
-                                spin_until(left, || shared.changes.load(Ordering::Acquire) != seen);
-                                state = shared.lock();
-                            }
-                        }
-                    }
-                }
-                let n = state
-                    .queue
-                    .len()
-                    .min(timing.max_batch.saturating_sub(batch.len()).max(1));
-                let taken: Vec<Entry> = state.queue.drain(..n).collect();
-                let urgent = state.closed || taken.iter().any(|e| e.step.is_none());
-                (taken, urgent)
-            };
-            if taken.is_empty() {
-                match started {
-                    Some(t) if !urgent && Instant::now() < timing.due(t, last_op) => continue,
-                    _ => break, // lingered (or closed) with nothing new
-                }
-            }
-            last_op = Instant::now();
-            let mut taken = taken;
-            let new_ops: Vec<Op> = taken.iter_mut().filter_map(|e| e.op.take()).collect();
-            if failure.is_none() && !new_ops.is_empty() {
-                if started.is_none() {
-                    failure = writer.begin().err();
-                    started = Some(Instant::now());
-                }
-                if failure.is_none() {
-                    failure = writer.insert(&new_ops).err();
-                }
-            }
-            n_ops += new_ops.len();
-            batch.extend(taken);
-            let expired = started.is_some_and(|t| t.elapsed() >= timing.window);
-            if failure.is_some() || urgent || expired || n_ops >= timing.max_batch {
-                break;
-            }
-        }
-        if batch.is_empty() {
-            break; // closed, nothing left
-        }
-        let last = batch.last().map_or(0, |e| e.seq);
-        let rolled_back = if started.is_none() {
-            false // only markers
-        } else if failure.is_some() || writer.finish().is_err() {
-            writer.rollback();
-            true
-        } else {
-            false
-        };
-        let finish = |shared: &Shared| {
-            let mut state = shared.lock();
-            shared.committed.store(last, Ordering::Release);
-            if started.is_some() && !rolled_back {
-                state.batches += 1;
-            }
-            drop(state);
-            shared.done.notify_all();
-        };
-        if rolled_back {
-            // the outcomes are known once the fallback ran (it also drops the batch's
-            // not-yet-committed version states, which `committed` would let the saver keep)
-            Python::attach(|py| report(py, &mut writer, fallback, batch, true));
-            finish(shared);
-        } else {
-            finish(shared);
-            if batch.iter().any(|e| e.notify && e.target.is_some()) {
-                Python::attach(|py| report(py, &mut writer, fallback, batch, false));
-            } // else: the batch's references are released the next time the GIL is held
-        }
-        let limit = timing.wal_autocheckpoint;
-        match &checkpointer {
-            // The checkpointer copies the log while the writer goes on; but the log can
-            // start again from its beginning only when a round copied all of it, which
-            // the writer's appends keep preventing. So once it holds twice the limit,
-            // the writer copies the rest itself (little: the rounds copied the bulk).
-            Some(ck) if limit > 0 => {
-                let frames = writer.connection().wal_frames();
-                if frames >= limit.saturating_mul(2) {
-                    let _ = writer.checkpoint_wal(limit);
-                } else if frames >= limit && !ck.pending() {
-                    ck.request();
-                }
-            }
-            // (a failed checkpoint leaves the log as it is: the next one tries again)
-            _ => {
-                let _ = writer.checkpoint_wal(limit);
-            }
-        }
-    }
 }
 
 /// Resolves a batch's targets (a marker's with None, a future's with its result). When
