@@ -28,8 +28,11 @@ from .libs import get_lib
 from .normalize import Normalizer
 
 DURABILITIES = ("sync", "async", "exit")
-# how long a stuck stream may take before the test gives up (the slow node never ends)
+# how long a stuck async stream may take before the test gives up (its slow node never
+# ends); how long the sync slow node waits at most (LangGraph's sync stream, under
+# durability="async", hands the first chunk on only when the step is done)
 GIVE_UP = 20.0
+SYNC_WAIT = 2.0
 
 
 class State(TypedDict):
@@ -58,7 +61,7 @@ def _graph(lib: Any, aio: bool, flags: dict, gate: threading.Event, saver: Any) 
 
         def slow(state: State) -> dict:
             flags["started"] = True
-            gate.wait(GIVE_UP)
+            gate.wait(SYNC_WAIT)
             return {"value": 10}
 
         def fast(state: State) -> dict:

@@ -75,6 +75,9 @@ def drive(
     )
     try:
         yield from _drive_machine(machine, loop, session, out, runner, timeout)
+    except GeneratorExit:
+        _settle(machine, session)
+        raise
     finally:
         machine.close()
         if session is not None and not session.closed:
@@ -93,10 +96,85 @@ def _general(
     stay off)."""
     try:
         yield from _drive_machine(machine, loop, session, out, runner, timeout)
+    except GeneratorExit:
+        _settle(machine, session)
+        raise
     finally:
         machine.close()
         if session is not None and not session.closed:
             _quiet(session.close)
+
+
+class StreamClosed(BaseException):
+    """Thrown into the step machine when the consumer stops the stream in the middle of
+    a run (LangGraph's loop exits with GeneratorExit then): the machine keeps what the
+    finished tasks wrote, saves the exit checkpoint under durability="exit", and ends."""
+
+
+def _closing(machine: Any, session: SaverSession | None) -> Generator[tuple, Any, None]:
+    """The saver operations of a machine stopped by its consumer (see `StreamClosed`),
+    as `(session method, *args)` or a cache op, for either driver to perform; nothing is
+    streamed any more."""
+    try:
+        op = machine.throw(StreamClosed())
+    except (StopIteration, StreamClosed):
+        return
+    while True:
+        value: Any = None
+        exc: BaseException | None = None
+        try:
+            kind = op[0]
+            if kind is CACHE_OP:
+                value = yield op
+            elif kind is RUN or session is None:
+                pass
+            elif kind in ("get_tuple", "get_before", "get_delta_history"):
+                value = yield op
+            else:
+                if session.inflight:
+                    yield ("await_inflight",)
+                if session.raw:
+                    yield ("direct", op)
+                elif items := session.write(op):
+                    yield ("commit", items)
+        except BaseException as e:  # noqa: BLE001 - thrown back into the machine
+            exc = e
+        try:
+            op = machine.send(value) if exc is None else machine.throw(exc)
+        except (StopIteration, StreamClosed):
+            return
+
+
+def _settle(machine: Any, session: SaverSession | None) -> None:
+    """Sync: perform `_closing`'s operations (a failure is a warning: the consumer has
+    gone, nobody could catch it)."""
+    ops = _closing(machine, session)
+    value: Any = None
+    try:
+        while True:
+            item = ops.send(value)
+            value = perform(item) if item[0] is CACHE_OP else getattr(session, item[0])(*item[1:])
+    except StopIteration:
+        pass
+    except Exception as e:  # noqa: BLE001
+        _warn_lost(e)
+
+
+async def _asettle(machine: Any, session: SaverSession | None) -> None:
+    """Async twin of `_settle`."""
+    ops = _closing(machine, session)
+    value: Any = None
+    try:
+        while True:
+            item = ops.send(value)
+            if item[0] is CACHE_OP:
+                value = await aperform(item)
+            else:
+                value = await getattr(session, _ASYNC_NAMES[item[0]])(*item[1:])
+    except StopIteration:
+        pass
+    except Exception as e:  # noqa: BLE001
+        _warn_lost(e)
 
 
 _EMIT = "emit"
@@ -185,10 +263,13 @@ def _steps(
         if not tasks:
             continue
         token = ACTIVE.set(session) if hook and session.mode == "writer" else None
+        # LangGraph's runner also hands each task's chunks on as it finishes when several
+        # run (and a consumer stopping there leaves the others to finish or be cancelled)
+        live = eager or len(tasks) > 1
         try:
             # (item 4: the sync driver hands chunks on while the step runs; the async one
             # does when the run's queue is a LiveOut)
-            yield ("tick", tasks, hook, eager and out is not None)
+            yield ("tick", tasks, hook, live and out is not None)
         except GeneratorExit:
             raise  # the consumer stopped during a live step
         except BaseException as e:  # noqa: BLE001
@@ -265,11 +346,23 @@ async def adrive(
     if not FAST_PATHS:
         loop._shares_inputs = False
     steps = _adrive_machine(machine, loop, session, out, runner, timeout)
+    closed = False
     try:
         async for chunk in steps:
             yield chunk
+    except GeneratorExit:
+        closed = True
+        raise
     finally:
-        await steps.aclose()  # a stop mid-step (live ticks) cancels the step's tasks
+        if closed and loop.durability == "exit":
+            # LangGraph's loop saves its exit checkpoint before the step's running tasks
+            # are cancelled (their cancellation is no pending write of it)
+            await _asettle(machine, session)
+            await steps.aclose()
+        else:
+            await steps.aclose()  # a stop mid-step (live ticks) cancels the step's tasks
+            if closed:
+                await _asettle(machine, session)
         machine.close()
         if session is not None and not session.closed:
             try:
@@ -287,7 +380,8 @@ async def _adrive_machine(
     timeout: Any,
 ) -> AsyncIterator[tuple]:
     steps = _steps(machine, loop, session, out)
-    live = isinstance(out, LiveOut) and _eager(loop)
+    live = isinstance(out, LiveOut)
+    eager = _eager(loop)
     value: Any = None
     exc: BaseException | None = None
     while True:
@@ -299,8 +393,8 @@ async def _adrive_machine(
         if item[0] is _EMIT:
             yield item[1]
             continue
-        if live and item[0] == "tick":  # chunks go out while the step runs (_live.py)
-            tasks, hook = item[1], item[2]
+        if live and item[0] == "tick" and (eager or len(item[1]) > 1):
+            tasks, hook = item[1], item[2]  # chunks go out while the step runs (_live.py)
             done = session.hook(loop, len(tasks), session.start_commit) if hook else None
             chunks = tick_live(out, runner.atick(tasks, on_done=done or loop.on_task_done,
                                                  timeout=timeout))  # fmt: skip

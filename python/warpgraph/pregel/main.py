@@ -33,7 +33,7 @@ from warpgraph.pregel._checkpoint import SnapshotMixin
 from warpgraph.pregel._draw import DrawMixin
 from warpgraph.pregel._drive import adrive, drive, setup_loop
 from warpgraph.pregel._io import invoke_result, latest_output, map_output_chunk, v2_mappers
-from warpgraph.pregel._live import LiveOut, wants_live
+from warpgraph.pregel._live import LiveOut
 from warpgraph.pregel._loop import PregelLoop
 from warpgraph.pregel._read import NodeBuilder, validate_graph
 from warpgraph.pregel._runner import PregelRunner
@@ -479,9 +479,7 @@ class Pregel(
             stream_mode = "values" if nested else self.stream_mode
         if debug or self.debug:
             print_mode = ["updates", "values"]
-        out: deque = (
-            LiveOut() if aio and wants_live(stream_mode, subgraphs, self.stream_eager) else deque()
-        )
+        out: deque = LiveOut() if aio else deque()
         loop, saver = setup_loop(
             self,
             input,
