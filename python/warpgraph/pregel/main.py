@@ -457,20 +457,10 @@ class Pregel(
     ) -> Any:
         """Run to completion; the final values (with `__interrupt__` if interrupted)."""
         if stream_mode != "values" or version != "v1" or print_mode or kwargs:
-            options = _invoke_as_stream(self, stream_mode, output_keys, version, kwargs)
-            chunks = list(
-                self.stream(
-                    input,
-                    config,
-                    context=context,
-                    print_mode=print_mode,
-                    interrupt_before=interrupt_before,
-                    interrupt_after=interrupt_after,
-                    durability=durability,
-                    control=control,
-                    **options,
-                )
-            )
+            setup = (context, stream_mode, print_mode, output_keys, interrupt_before)
+            setup += (interrupt_after, durability, version, control)
+            options = _invoke_as_stream(self, setup, kwargs)
+            chunks = list(self.stream(input, config, **options))
             return invoke_result(chunks, stream_mode, version)
         setup = (context, output_keys, interrupt_before, interrupt_after, durability, control)
         loop, saver = self._invoke_setup(input, config, setup)
@@ -496,21 +486,10 @@ class Pregel(
     ) -> Any:
         """Async twin of `invoke`."""
         if stream_mode != "values" or version != "v1" or print_mode or kwargs:
-            options = _invoke_as_stream(self, stream_mode, output_keys, version, kwargs)
-            chunks = [
-                c
-                async for c in self.astream(
-                    input,
-                    config,
-                    context=context,
-                    print_mode=print_mode,
-                    interrupt_before=interrupt_before,
-                    interrupt_after=interrupt_after,
-                    durability=durability,
-                    control=control,
-                    **options,
-                )
-            ]
+            setup = (context, stream_mode, print_mode, output_keys, interrupt_before)
+            setup += (interrupt_after, durability, version, control)
+            options = _invoke_as_stream(self, setup, kwargs)
+            chunks = [c async for c in self.astream(input, config, **options)]
             return invoke_result(chunks, stream_mode, version)
         setup = (context, output_keys, interrupt_before, interrupt_after, durability, control)
         loop, saver = self._invoke_setup(input, config, setup)
@@ -610,14 +589,20 @@ def _invoke_modes(stream_mode: Any, version: str) -> Any:
     return ["updates", "values"] if stream_mode == "values" and version == "v1" else stream_mode
 
 
-def _invoke_as_stream(
-    graph: Any, stream_mode: Any, output_keys: Any, version: str, kwargs: dict
-) -> dict:
-    """The stream options an invoke that needs more than the latest values runs under."""
+def _invoke_as_stream(graph: Any, setup: tuple, kwargs: dict) -> dict:
+    """The `stream` arguments of an invoke that needs more than the latest values."""
+    context, stream_mode, print_mode, output_keys, interrupt_before = setup[:5]
+    interrupt_after, durability, version, control = setup[5:]
     return {
+        "context": context,
         "stream_mode": _invoke_modes(stream_mode, version),
+        "print_mode": print_mode,
         "output_keys": output_keys if output_keys is not None else graph.output_channels,
+        "interrupt_before": interrupt_before,
+        "interrupt_after": interrupt_after,
+        "durability": durability,
         "version": version,
+        "control": control,
         **kwargs,
     }
 
