@@ -261,17 +261,16 @@ def _log_retry(task: Any, exc: BaseException, delay: float, failures: int) -> No
 
 
 class _Attempts:
-    """One task's attempts under its retry policies, as both runners step them: `config`
-    is the current attempt's; `failed` is `_verdict` of its failure; `retry`, after the
-    wait, moves to the next attempt."""
+    """One task's attempts under its retry policies, as both runners step them once its
+    first attempt failed (a task that succeeds never makes one): `config` is the current
+    attempt's; `failed` is `_verdict` of its failure; `retry`, after the wait, moves to
+    the next attempt and returns its config."""
 
     __slots__ = ("config", "failures", "in_asyncio", "policies", "task")
 
-    def __init__(
-        self, task: Any, policies: Any, configurable: dict[str, Any] | None, in_asyncio: bool
-    ) -> None:
+    def __init__(self, task: Any, policies: Any, config: dict[str, Any], in_asyncio: bool) -> None:
         self.task, self.policies, self.in_asyncio = task, policies, in_asyncio
-        self.config = _first_config(task, configurable)
+        self.config = config  # the first attempt's (`_first_config`)
         self.failures = 0
 
     def failed(self, exc: BaseException, attempt: _AttemptContext | None = None) -> Any:
@@ -279,12 +278,13 @@ class _Attempts:
         task, config = self.task, self.config
         return _verdict(task, exc, config, self.policies, self.failures, attempt, self.in_asyncio)
 
-    def retry(self, exc: BaseException, delay: float) -> None:
-        """After the wait of `delay` seconds (`failed`'s verdict): log the retry and make
-        the next attempt's config."""
+    def retry(self, exc: BaseException, delay: float) -> dict[str, Any]:
+        """After the wait of `delay` seconds (`failed`'s verdict): log the retry; the next
+        attempt's config."""
         self.failures += 1
         _log_retry(self.task, exc, delay, self.failures)
-        self.config = _with_attempt(_retry_config(self.config), self.failures + 1, None)
+        config = self.config = _with_attempt(_retry_config(self.config), self.failures + 1, None)
+        return config
 
 
 # ------------------------------------------------------------------ the runners
@@ -313,21 +313,23 @@ def run_with_retry(
 
 
 def _run_attempts(task: Any, policies: Any, configurable: dict[str, Any] | None) -> Any:
-    attempts = _Attempts(task, policies, configurable, False)
+    config = _first_config(task, configurable)
+    attempts = None
     while True:
-        config = attempts.config
         tokens = set_config_var(config)
         try:
             task.writes.clear()
             return task.proc.invoke(task.input, config)
         except BaseException as exc:
+            if attempts is None:
+                attempts = _Attempts(task, policies, config, False)
             verdict = attempts.failed(exc)
             if verdict is _RAISE:
                 raise
             if verdict is _DONE:
                 return None
             time.sleep(verdict)
-            attempts.retry(exc, verdict)
+            config = attempts.retry(exc, verdict)
         finally:
             reset_config_var(tokens)
 
@@ -350,10 +352,11 @@ async def arun_with_retry(
 async def _arun_attempts(
     task: Any, retry_policy: Sequence[Any] | None, stream: bool, configurable: Any
 ) -> Any:
-    attempts = _Attempts(task, task.retry_policy or retry_policy, configurable, True)
+    policies = task.retry_policy or retry_policy
     timeout = task.timeout
+    config = _first_config(task, configurable)
+    attempts = None
     while True:
-        config = attempts.config
         attempt = _start_timed_attempt(task, config, timeout) if timeout is not None else None
         tokens = set_config_var(config)
         try:
@@ -368,13 +371,15 @@ async def _arun_attempts(
                 return await _ainvoke(task.proc, task.input, config)
             return _return_value(task) if stream else result
         except BaseException as exc:
+            if attempts is None:
+                attempts = _Attempts(task, policies, config, True)
             verdict = attempts.failed(exc, attempt)
             if verdict is _RAISE:
                 raise
             if verdict is _DONE:
                 return None
             await asyncio.sleep(verdict)
-            attempts.retry(exc, verdict)
+            config = attempts.retry(exc, verdict)
         finally:
             reset_config_var(tokens)
 
