@@ -1,10 +1,13 @@
 """Running one task: per-attempt config, retry policy, `Command(graph=...)`, timeouts.
 
-One implementation serves `run_with_retry` and `arun_with_retry`: `_first_config` makes
-the first attempt's config, `_verdict` decides what a failed attempt means (a command
-applied here, an error to raise, or a delay before the next attempt) and `_next_attempt`
-makes the next attempt's config. The two functions only differ in how they call the node
-and sleep (and the async one in timeouts and streaming).
+The policy is written once: `_verdict` decides what a failed attempt means (a command for
+this graph applied here, the failure to raise or the error it stands for, or the delay
+before the next attempt: which exception retries, backoff, jitter, attempts), and
+`_Attempts` holds one task's run of attempts (the first attempt's config, the failures so
+far, the next attempt's config). The runners are thin drivers of it: `run_with_retry`
+and `arun_with_retry` differ only in how they call the node and wait (and the async one
+in timeouts and streaming); `_run_unconfigured` / `_arun_unconfigured` ask `_verdict`
+alone (they have no policy, so a failure never retries).
 
 Timed attempts (async only: a timeout cancels the attempt's asyncio task) run under a
 `_TimedAttemptScope`, whose guarded config turns the attempt's writes, stream output,
@@ -204,9 +207,11 @@ def _verdict(
     attempt: _AttemptContext | None,
     in_asyncio: bool,
 ) -> Any:
-    """What the failure `exc` of an attempt (after `failures` earlier ones) means: `_DONE`,
-    `_RAISE`, an exception to raise from it, or the seconds to wait before the next
-    attempt. A timed attempt's `finish` event is sent here, before any of those."""
+    """What the failure `exc` of an attempt (after `failures` earlier ones) means: `_DONE`
+    (return None), `_RAISE` (re-raise `exc`: the caller does, so the traceback stays the
+    node's), or the seconds to wait before the next attempt; an error `exc` stands for
+    (NodeCancelledError) is raised from here. A timed attempt's `finish` event is sent
+    here, before any of those. Without policies the verdict is never a delay."""
     if isinstance(exc, ParentCommand):
         ns: str = config[_k.CONF][_k.CONFIG_KEY_CHECKPOINT_NS]
         cmd = exc.args[0]
@@ -230,7 +235,7 @@ def _verdict(
         _finish_timed_attempt(config, attempt, exc)
         # a sync node has no asyncio task: its CancelledError is its own, a failure
         if not in_asyncio or _user_raised_cancel():
-            return NodeCancelledError(task.name)
+            raise NodeCancelledError(task.name) from exc
         return _RAISE  # the runner cancelled it
     if not isinstance(exc, Exception):
         return _RAISE
@@ -255,13 +260,31 @@ def _log_retry(task: Any, exc: BaseException, delay: float, failures: int) -> No
     )
 
 
-def _next_attempt(
-    task: Any, exc: BaseException, delay: float, failures: int, config: dict[str, Any]
-) -> dict[str, Any]:
-    """After the wait before attempt `failures + 1` (`delay` was `_verdict`'s): log the
-    retry, and the config of that attempt."""
-    _log_retry(task, exc, delay, failures)
-    return _with_attempt(_retry_config(config), failures + 1, None)
+class _Attempts:
+    """One task's attempts under its retry policies, as both runners step them once its
+    first attempt failed (a task that succeeds never makes one): `config` is the current
+    attempt's; `failed` is `_verdict` of its failure; `retry`, after the wait, moves to
+    the next attempt and returns its config."""
+
+    __slots__ = ("config", "failures", "in_asyncio", "policies", "task")
+
+    def __init__(self, task: Any, policies: Any, config: dict[str, Any], in_asyncio: bool) -> None:
+        self.task, self.policies, self.in_asyncio = task, policies, in_asyncio
+        self.config = config  # the first attempt's (`_first_config`)
+        self.failures = 0
+
+    def failed(self, exc: BaseException, attempt: _AttemptContext | None = None) -> Any:
+        """`_verdict` of the current attempt's failure `exc`."""
+        task, config = self.task, self.config
+        return _verdict(task, exc, config, self.policies, self.failures, attempt, self.in_asyncio)
+
+    def retry(self, exc: BaseException, delay: float) -> dict[str, Any]:
+        """After the wait of `delay` seconds (`failed`'s verdict): log the retry; the next
+        attempt's config."""
+        self.failures += 1
+        _log_retry(self.task, exc, delay, self.failures)
+        config = self.config = _with_attempt(_retry_config(self.config), self.failures + 1, None)
+        return config
 
 
 # ------------------------------------------------------------------ the runners
@@ -291,23 +314,22 @@ def run_with_retry(
 
 def _run_attempts(task: Any, policies: Any, configurable: dict[str, Any] | None) -> Any:
     config = _first_config(task, configurable)
-    failures = 0
+    attempts = None
     while True:
         tokens = set_config_var(config)
         try:
             task.writes.clear()
             return task.proc.invoke(task.input, config)
         except BaseException as exc:
-            verdict = _verdict(task, exc, config, policies, failures, None, False)
-            if verdict is _DONE:
-                return None
+            if attempts is None:
+                attempts = _Attempts(task, policies, config, False)
+            verdict = attempts.failed(exc)
             if verdict is _RAISE:
                 raise
-            if isinstance(verdict, BaseException):
-                raise verdict from exc
+            if verdict is _DONE:
+                return None
             time.sleep(verdict)
-            failures += 1
-            config = _next_attempt(task, exc, verdict, failures, config)
+            config = attempts.retry(exc, verdict)
         finally:
             reset_config_var(tokens)
 
@@ -333,7 +355,7 @@ async def _arun_attempts(
     policies = task.retry_policy or retry_policy
     timeout = task.timeout
     config = _first_config(task, configurable)
-    failures = 0
+    attempts = None
     while True:
         attempt = _start_timed_attempt(task, config, timeout) if timeout is not None else None
         tokens = set_config_var(config)
@@ -349,16 +371,15 @@ async def _arun_attempts(
                 return await _ainvoke(task.proc, task.input, config)
             return _return_value(task) if stream else result
         except BaseException as exc:
-            verdict = _verdict(task, exc, config, policies, failures, attempt, True)
-            if verdict is _DONE:
-                return None
+            if attempts is None:
+                attempts = _Attempts(task, policies, config, True)
+            verdict = attempts.failed(exc, attempt)
             if verdict is _RAISE:
                 raise
-            if isinstance(verdict, BaseException):
-                raise verdict from exc
+            if verdict is _DONE:
+                return None
             await asyncio.sleep(verdict)
-            failures += 1
-            config = _next_attempt(task, exc, verdict, failures, config)
+            config = attempts.retry(exc, verdict)
         finally:
             reset_config_var(tokens)
 
@@ -393,12 +414,9 @@ def _run_unconfigured(task: Any, raw: tuple, own_context: bool = False) -> Any:
                 writer.invoke_unconfigured(value, task, raw[0].engine, writes)
         return value
     except BaseException as exc:
-        verdict = _verdict(task, exc, task.config, None, 0, None, False)
-        if verdict is _DONE:
-            return None
-        if verdict is _RAISE:
+        if _verdict(task, exc, task.config, None, 0, None, False) is _RAISE:
             raise
-        raise verdict from exc
+        return None  # a command for this graph, applied
     finally:
         if CHILDREN:  # tasks it called (functional API) end before it does
             join(task)
@@ -424,12 +442,9 @@ async def _arun_unconfigured(task: Any, raw: tuple) -> Any:
             writes.extend(writer._tuples(value))
         return value
     except BaseException as exc:
-        verdict = _verdict(task, exc, task.config, None, 0, None, True)
-        if verdict is _DONE:
-            return None
-        if verdict is _RAISE:
+        if _verdict(task, exc, task.config, None, 0, None, True) is _RAISE:
             raise
-        raise verdict from exc
+        return None  # a command for this graph, applied
     finally:
         if CHILDREN:  # tasks it called end before it does
             await ajoin(task)

@@ -79,15 +79,9 @@ def _modes_of(mux: Any) -> list[str]:
     return list(modes)
 
 
-def _unsupported(version: str) -> NotImplementedError:
-    return NotImplementedError(
-        f"stream_events(version={version!r}) is not supported by warpgraph; "
-        "use version='v3' (or graph.stream / graph.astream)"
-    )
-
-
 class StreamEventsMixin:
-    """The v3 entry points (Pregel mixes this in)."""
+    """The v3 run streams (Pregel mixes this in; its `stream_events` / `astream_events`
+    reach them through `_events`)."""
 
     stream_transformers: tuple[Callable[[tuple[str, ...]], Any], ...] = ()
 
@@ -149,33 +143,3 @@ class StreamEventsMixin:
         run_config, run_kwargs = self._v3_call(mux, config, kwargs)
         parts = self.astream(input, run_config, **run_kwargs).__aiter__()  # type: ignore[attr-defined]
         return AsyncGraphRunStream(parts, mux)
-
-    def stream_events(
-        self,
-        input: Any,
-        config: Any = None,
-        *,
-        version: str = "v2",
-        transformers: Sequence[Callable[[tuple[str, ...]], Any]] | None = None,
-        **kwargs: Any,
-    ) -> Any:
-        """`version="v3"`: a `GraphRunStream` whose projections the caller drives."""
-        if version != "v3":
-            raise _unsupported(version)
-        _check_kwargs(kwargs)
-        return self._pregel_stream_v3(input, config, transformers=transformers, **kwargs)
-
-    def astream_events(
-        self,
-        input: Any,
-        config: Any = None,
-        *,
-        version: str = "v2",
-        transformers: Sequence[Callable[[tuple[str, ...]], Any]] | None = None,
-        **kwargs: Any,
-    ) -> Any:
-        """`version="v3"`: an awaitable of an `AsyncGraphRunStream`."""
-        if version != "v3":
-            raise _unsupported(version)
-        _check_kwargs(kwargs)
-        return self._apregel_stream_v3(input, config, transformers=transformers, **kwargs)

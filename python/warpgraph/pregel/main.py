@@ -369,36 +369,10 @@ class Pregel(
         **kwargs: Any,
     ) -> Iterator[Any]:
         """Stream chunks of a run (LangGraph's shapes for every mode / list of modes)."""
-        loop, saver, out, mode_arg, print_mode = self._stream_setup(
-            input,
-            config,
-            context,
-            stream_mode,
-            print_mode,
-            output_keys,
-            interrupt_before,
-            interrupt_after,
-            durability,
-            subgraphs,
-            debug,
-            kwargs,
-            control,
-        )
-        mappers = v2_mappers(self, version)
-        run = _tracing.begin(self, loop, input, version) if _tracing.wanted(loop) else None
-        chunks = drive(loop, saver, out, self._runner(), self.step_timeout)
-        try:
-            for chunk in chunks if run is None else _tracing.observe(loop, chunks):
-                yield from map_output_chunk(
-                    chunk, mode_arg, print_mode, subgraphs, version, mappers
-                )
-            self._finish(loop, config)
-        except BaseException as e:
-            if run is not None:
-                run.on_chain_error(e)
-            raise
-        if run is not None:
-            run.on_chain_end(_tracing.output(loop))
+        setup = (context, stream_mode, print_mode, output_keys, interrupt_before)
+        setup += (interrupt_after, durability, subgraphs, debug, version, control)
+        loop, saver, out, mapping = self._stream_setup(input, config, setup, kwargs, aio=False)
+        yield from self._run(loop, saver, out, input, config, version, mapping)
 
     async def astream(
         self,
@@ -419,59 +393,23 @@ class Pregel(
         **kwargs: Any,
     ) -> AsyncIterator[Any]:
         """Async twin of `stream`."""
-        loop, saver, out, mode_arg, print_mode = self._stream_setup(
-            input,
-            config,
-            context,
-            stream_mode,
-            print_mode,
-            output_keys,
-            interrupt_before,
-            interrupt_after,
-            durability,
-            subgraphs,
-            debug,
-            kwargs,
-            control,
-            aio=True,
-        )
-        mappers = v2_mappers(self, version)
-        run = await _tracing.abegin(self, loop, input, version) if _tracing.wanted(loop) else None
-        chunks = adrive(loop, saver, out, self._runner(), self.step_timeout)
+        setup = (context, stream_mode, print_mode, output_keys, interrupt_before)
+        setup += (interrupt_after, durability, subgraphs, debug, version, control)
+        loop, saver, out, mapping = self._stream_setup(input, config, setup, kwargs, aio=True)
+        chunks = self._arun(loop, saver, out, input, config, version, mapping)
         try:
-            try:
-                async for chunk in chunks if run is None else _tracing.aobserve(loop, chunks):
-                    for c in map_output_chunk(
-                        chunk, mode_arg, print_mode, subgraphs, version, mappers
-                    ):
-                        yield c
-            finally:
-                await chunks.aclose()  # a consumer stopping mid-step cancels the step's tasks
-            self._finish(loop, config)
-        except BaseException as e:
-            if run is not None:
-                await _tracing.shielded(run.on_chain_error(e))
-            raise
-        if run is not None:
-            await run.on_chain_end(_tracing.output(loop))
+            async for chunk in chunks:
+                yield chunk
+        finally:
+            await chunks.aclose()  # a consumer stopping mid-run closes the run's stages
 
     def _stream_setup(
-        self,
-        input: Any,
-        config: Any,
-        context: Any,
-        stream_mode: Any,
-        print_mode: Any,
-        output_keys: Any,
-        interrupt_before: Any,
-        interrupt_after: Any,
-        durability: Any,
-        subgraphs: bool,
-        debug: Any,
-        kwargs: dict,
-        control: Any = None,
-        aio: bool = False,
+        self, input: Any, config: Any, setup: tuple, kwargs: dict, aio: bool
     ) -> tuple:
+        """The loop, saver and output queue of a streamed run, and the arguments that map
+        its chunks to the caller's shapes (`map_output_chunk` after the chunk)."""
+        context, stream_mode, print_mode, output_keys, interrupt_before = setup[:5]
+        interrupt_after, durability, subgraphs, debug, version, control = setup[5:]
         durability = _legacy_durability(durability, kwargs.pop("checkpoint_during", None))
         if stream_mode is None:
             # a nested run (inside a parent's task) reports values; a root run its default
@@ -496,7 +434,8 @@ class Pregel(
             capture=None,
             control=control,
         )
-        return loop, saver, out, stream_mode, print_mode
+        mapping = (stream_mode, print_mode, subgraphs, version, v2_mappers(self, version))
+        return loop, saver, out, mapping
 
     def invoke(
         self,
@@ -516,45 +455,15 @@ class Pregel(
     ) -> Any:
         """Run to completion; the final values (with `__interrupt__` if interrupted)."""
         if stream_mode != "values" or version != "v1" or print_mode or kwargs:
-            chunks = list(
-                self.stream(
-                    input,
-                    config,
-                    context=context,
-                    stream_mode=_invoke_modes(stream_mode, version),
-                    print_mode=print_mode,
-                    output_keys=output_keys if output_keys is not None else self.output_channels,
-                    interrupt_before=interrupt_before,
-                    interrupt_after=interrupt_after,
-                    durability=durability,
-                    version=version,
-                    control=control,
-                    **kwargs,
-                )
-            )
+            setup = (context, stream_mode, print_mode, output_keys, interrupt_before)
+            setup += (interrupt_after, durability, version, control)
+            options = _invoke_as_stream(self, setup, kwargs)
+            chunks = list(self.stream(input, config, **options))
             return invoke_result(chunks, stream_mode, version)
-        loop, saver, out = self._invoke_setup(
-            input,
-            config,
-            context,
-            output_keys,
-            interrupt_before,
-            interrupt_after,
-            durability,
-            control,
-        )
-        run = _tracing.begin(self, loop, input) if _tracing.wanted(loop) else None
-        chunks = drive(loop, saver, out, self._runner(), self.step_timeout)
-        try:
-            for _ in chunks if run is None else _tracing.observe(loop, chunks):
-                pass
-            self._finish(loop, config)
-        except BaseException as e:
-            if run is not None:
-                run.on_chain_error(e)
-            raise
-        if run is not None:
-            run.on_chain_end(_tracing.output(loop))
+        setup = (context, output_keys, interrupt_before, interrupt_after, durability, control)
+        loop, saver = self._invoke_setup(input, config, setup)
+        for _ in self._run(loop, saver, None, input, config, version, None):
+            pass
         return latest_output(loop)
 
     async def ainvoke(
@@ -575,52 +484,20 @@ class Pregel(
     ) -> Any:
         """Async twin of `invoke`."""
         if stream_mode != "values" or version != "v1" or print_mode or kwargs:
-            chunks = [
-                c
-                async for c in self.astream(
-                    input,
-                    config,
-                    context=context,
-                    stream_mode=_invoke_modes(stream_mode, version),
-                    print_mode=print_mode,
-                    output_keys=output_keys if output_keys is not None else self.output_channels,
-                    interrupt_before=interrupt_before,
-                    interrupt_after=interrupt_after,
-                    durability=durability,
-                    version=version,
-                    control=control,
-                    **kwargs,
-                )
-            ]
+            setup = (context, stream_mode, print_mode, output_keys, interrupt_before)
+            setup += (interrupt_after, durability, version, control)
+            options = _invoke_as_stream(self, setup, kwargs)
+            chunks = [c async for c in self.astream(input, config, **options)]
             return invoke_result(chunks, stream_mode, version)
-        loop, saver, out = self._invoke_setup(
-            input,
-            config,
-            context,
-            output_keys,
-            interrupt_before,
-            interrupt_after,
-            durability,
-            control,
-        )
-        run = await _tracing.abegin(self, loop, input) if _tracing.wanted(loop) else None
-        chunks = adrive(loop, saver, out, self._runner(), self.step_timeout)
-        try:
-            async for _ in chunks if run is None else _tracing.aobserve(loop, chunks):
-                pass
-            self._finish(loop, config)
-        except BaseException as e:
-            if run is not None:
-                await _tracing.shielded(run.on_chain_error(e))
-            raise
-        if run is not None:
-            await run.on_chain_end(_tracing.output(loop))
+        setup = (context, output_keys, interrupt_before, interrupt_after, durability, control)
+        loop, saver = self._invoke_setup(input, config, setup)
+        async for _ in self._arun(loop, saver, None, input, config, version, None):
+            pass
         return latest_output(loop)
 
-    def _invoke_setup(
-        self, input, config, context, output_keys, ib, ia, durability, control=None
-    ) -> tuple:
-        capture: list = []
+    def _invoke_setup(self, input: Any, config: Any, setup: tuple) -> tuple:
+        """The loop and saver of an invoke that keeps only the latest values (no queue)."""
+        context, output_keys, interrupt_before, interrupt_after, durability, control = setup
         loop, saver = setup_loop(
             self,
             input,
@@ -629,15 +506,71 @@ class Pregel(
             stream_mode="values",
             print_mode=(),
             output_keys=output_keys if output_keys is not None else self.output_channels,
-            interrupt_before=ib,
-            interrupt_after=ia,
+            interrupt_before=interrupt_before,
+            interrupt_after=interrupt_after,
             durability=durability,
             subgraphs=False,
             put=None,
-            capture=capture,
+            capture=[],
             control=control,
         )
-        return loop, saver, None
+        return loop, saver
+
+    # ------------------------------------------------------------------ a run's outer stage
+    # `_run` and `_arun` are one run's outer stage for every entry point (stream, invoke
+    # and their async twins): tracing around the driven loop, then `_finish`. They differ
+    # only where the async one awaits (and closes its driver explicitly: an async
+    # generator is not closed when dropped).
+    def _run(
+        self, loop: Any, saver: Any, out: Any, input: Any, config: Any, version: str, mapping: Any
+    ) -> Iterator[Any]:
+        """Drive `loop` to its end under its chain run (when traced), then `_finish` it.
+        Yields each chunk mapped by `map_output_chunk(chunk, *mapping)`; with `mapping`
+        None (invoke) nothing."""
+        run = _tracing.begin(self, loop, input, version) if _tracing.wanted(loop) else None
+        chunks = drive(loop, saver, out, self._runner(), self.step_timeout)
+        try:
+            if run is not None:
+                chunks = _tracing.observe(loop, chunks)
+            if mapping is None:
+                for _ in chunks:
+                    pass
+            else:
+                for chunk in chunks:
+                    yield from map_output_chunk(chunk, *mapping)
+            self._finish(loop, config)
+        except BaseException as e:
+            if run is not None:
+                run.on_chain_error(e)
+            raise
+        if run is not None:
+            run.on_chain_end(_tracing.output(loop))
+
+    async def _arun(
+        self, loop: Any, saver: Any, out: Any, input: Any, config: Any, version: str, mapping: Any
+    ) -> AsyncIterator[Any]:
+        """Async twin of `_run`."""
+        run = await _tracing.abegin(self, loop, input, version) if _tracing.wanted(loop) else None
+        driven = adrive(loop, saver, out, self._runner(), self.step_timeout)
+        try:
+            try:
+                chunks = driven if run is None else _tracing.aobserve(loop, driven)
+                if mapping is None:
+                    async for _ in chunks:
+                        pass
+                else:
+                    async for chunk in chunks:
+                        for c in map_output_chunk(chunk, *mapping):
+                            yield c
+            finally:
+                await driven.aclose()  # a consumer stopping mid-step cancels the step's tasks
+            self._finish(loop, config)
+        except BaseException as e:
+            if run is not None:
+                await _tracing.shielded(run.on_chain_error(e))
+            raise
+        if run is not None:
+            await run.on_chain_end(_tracing.output(loop))
 
 
 def _managed_getter(spec: Any) -> Any:
@@ -652,6 +585,24 @@ def _managed_getter(spec: Any) -> Any:
 def _invoke_modes(stream_mode: Any, version: str) -> Any:
     """What invoke streams: v1 values also needs the updates chunks (interrupts)."""
     return ["updates", "values"] if stream_mode == "values" and version == "v1" else stream_mode
+
+
+def _invoke_as_stream(graph: Any, setup: tuple, kwargs: dict) -> dict:
+    """The `stream` arguments of an invoke that needs more than the latest values."""
+    context, stream_mode, print_mode, output_keys, interrupt_before = setup[:5]
+    interrupt_after, durability, version, control = setup[5:]
+    return {
+        "context": context,
+        "stream_mode": _invoke_modes(stream_mode, version),
+        "print_mode": print_mode,
+        "output_keys": output_keys if output_keys is not None else graph.output_channels,
+        "interrupt_before": interrupt_before,
+        "interrupt_after": interrupt_after,
+        "durability": durability,
+        "version": version,
+        "control": control,
+        **kwargs,
+    }
 
 
 def _legacy_durability(durability: Any, checkpoint_during: bool | None) -> Any:

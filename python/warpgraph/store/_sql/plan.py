@@ -171,6 +171,16 @@ _JSON_TYPES = (str, bytes)
 _fromiso = fromisoformat
 
 
+def stamp_item(item: Any, created: Any, updated: Any) -> None:
+    """Set `item`'s created_at / updated_at from a row's stamps (ISO text parsed, the same
+    text once), for the rows both direct paths make items of (`search_items`, the SQLite
+    store's one-statement get)."""
+    item.created_at = stamp = _fromiso(created) if type(created) is str else created
+    item.updated_at = (
+        stamp if updated == created else _fromiso(updated) if type(updated) is str else updated
+    )
+
+
 def search_items(d: Dialect, rows: Sequence[Sequence]) -> list[SearchItem]:
     """SearchItems (score None) of (prefix, key, value, created_at, updated_at, ...) rows."""
     out = []
@@ -189,11 +199,7 @@ def search_items(d: Dialect, rows: Sequence[Sequence]) -> list[SearchItem]:
         item.key = row[1]
         value = row[2]
         item.value = _loads(value) if plain and type(value) in _JSON_TYPES else decode(value)
-        created, updated = row[3], row[4]
-        item.created_at = created = _fromiso(created) if type(created) is str else created
-        item.updated_at = (
-            created if updated == row[3] else _fromiso(updated) if type(updated) is str else updated
-        )
+        stamp_item(item, row[3], row[4])
         item.score = None
         out.append(item)
     return out

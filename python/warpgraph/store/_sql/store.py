@@ -17,11 +17,21 @@ from contextlib import AsyncExitStack, ExitStack
 from typing import Any
 
 from warpgraph.store._sql.dialect import Dialect
-from warpgraph.store._sql.plan import EMBED_DOCUMENTS, EMBED_QUERIES, Plan
+from warpgraph.store._sql.plan import EMBED_DOCUMENTS, EMBED_QUERIES, EXEC, MANY, ROWS, Plan
 from warpgraph.store.base import TTLConfig, ensure_embeddings
 from warpgraph.store.base.embed import _tokenized_fields
 
-__all__ = ("SqlStoreConfig", "TaskSweeper", "ThreadSweeper", "adrive", "aprelude", "drive")
+__all__ = (
+    "AsyncSweeping",
+    "SqlSession",
+    "SqlStoreConfig",
+    "SyncSweeping",
+    "TaskSweeper",
+    "ThreadSweeper",
+    "adrive",
+    "aprelude",
+    "drive",
+)
 
 logger = logging.getLogger("warpgraph.store")
 
@@ -46,6 +56,50 @@ class SqlStoreConfig:
         self.ttl_config = ttl
 
 
+class SqlSession:
+    """One batch on a DB-API connection (the sync stores' sessions): reads as they come, a
+    transaction from the first write (`_begin`, the driver's own way of opening one)."""
+
+    __slots__ = ("began", "conn", "cur")
+
+    def __init__(self, conn: Any, cur: Any) -> None:
+        self.conn, self.cur, self.began = conn, cur, False
+
+    def _begin(self) -> None:
+        raise NotImplementedError
+
+    def run(self, kind: int, sql: str, params: Any) -> Any:
+        cur = self.cur
+        if kind == ROWS:
+            cur.execute(sql, params)
+            return cur.fetchall()
+        self._begin()
+        if kind == EXEC:
+            cur.execute(sql, params)
+            return cur.rowcount
+        if kind == MANY:
+            cur.executemany(sql, params)
+            return None
+        raise ValueError(f"unknown statement kind {kind}")
+
+
+def _embed(embeddings: Any, request: tuple) -> Any:
+    """The reply to an embedding request of a plan (sync)."""
+    if request[0] == EMBED_QUERIES:
+        return [embeddings.embed_query(text) for text in request[1]]
+    return embeddings.embed_documents(request[1])
+
+
+async def _aembed(embeddings: Any, request: tuple) -> Any:
+    """The reply to an embedding request of a plan (on the event loop)."""
+    if request[0] == EMBED_QUERIES:
+        return list(await asyncio.gather(*(embeddings.aembed_query(t) for t in request[1])))
+    return await embeddings.aembed_documents(request[1])
+
+
+_EMBEDS = (EMBED_QUERIES, EMBED_DOCUMENTS)
+
+
 def drive(plan: Plan, embeddings: Any, session_factory: Any, first: Any = None) -> Any:
     """Run a plan synchronously; returns its result. `first`: a request already taken
     from the plan (see `aprelude`)."""
@@ -61,10 +115,8 @@ def drive(plan: Plan, embeddings: Any, session_factory: Any, first: Any = None) 
                 except StopIteration as stop:
                     return stop.value
             kind = request[0]
-            if kind == EMBED_QUERIES:
-                reply = [embeddings.embed_query(text) for text in request[1]]
-            elif kind == EMBED_DOCUMENTS:
-                reply = embeddings.embed_documents(request[1])
+            if kind in _EMBEDS:
+                reply = _embed(embeddings, request)
             else:
                 if session is None:
                     session = stack.enter_context(session_factory())
@@ -82,12 +134,8 @@ async def adrive(plan: Plan, embeddings: Any, session_factory: Any) -> Any:
             except StopIteration as stop:
                 return stop.value
             kind = request[0]
-            if kind == EMBED_QUERIES:
-                reply = list(
-                    await asyncio.gather(*(embeddings.aembed_query(t) for t in request[1]))
-                )
-            elif kind == EMBED_DOCUMENTS:
-                reply = await embeddings.aembed_documents(request[1])
+            if kind in _EMBEDS:
+                reply = await _aembed(embeddings, request)
             else:
                 if session is None:
                     session = await stack.enter_async_context(session_factory())
@@ -103,12 +151,9 @@ async def aprelude(plan: Plan, embeddings: Any) -> tuple[Any, Any]:
             request = plan.send(reply)
         except StopIteration as stop:
             return None, stop.value
-        if request[0] == EMBED_QUERIES:
-            reply = list(await asyncio.gather(*(embeddings.aembed_query(t) for t in request[1])))
-        elif request[0] == EMBED_DOCUMENTS:
-            reply = await embeddings.aembed_documents(request[1])
-        else:
+        if request[0] not in _EMBEDS:
             return request, None
+        reply = await _aembed(embeddings, request)
 
 
 def _interval_seconds(store: Any, minutes: float | None) -> float:
@@ -209,3 +254,51 @@ class TaskSweeper:
             return False
         self.task = None
         return True
+
+
+class SyncSweeping:
+    """Mixin of the sync SQL stores: their TTL sweeper thread (`self._sweeper`, a
+    ThreadSweeper), stopped when the store is collected."""
+
+    _sweeper: ThreadSweeper
+
+    def start_ttl_sweeper(self, sweep_interval_minutes: int | None = None) -> Any:
+        """Sweep periodically on a daemon thread (interval: the argument, else the TTL
+        config's `sweep_interval_minutes`, else 5 minutes); returns a future done when it
+        stops."""
+        return self._sweeper.start(self, sweep_interval_minutes)
+
+    def stop_ttl_sweeper(self, timeout: float | None = None) -> bool:
+        """Stop the sweeper thread; True once it has stopped."""
+        return self._sweeper.stop(timeout)
+
+    def __del__(self) -> None:
+        sweeper = getattr(self, "_sweeper", None)
+        if sweeper is not None:
+            sweeper.stop(0.1)
+
+
+class AsyncSweeping:
+    """Mixin of the async SQL stores: their TTL sweeper task (`self._sweeper`, a
+    TaskSweeper) and `async with`, whose exit stops it and the batching task."""
+
+    _sweeper: TaskSweeper
+    _task: Any
+
+    async def start_ttl_sweeper(self, sweep_interval_minutes: int | None = None) -> Any:
+        """Sweep periodically in a task (interval: the argument, else the TTL config's
+        `sweep_interval_minutes`, else 5 minutes); returns the task."""
+        return await self._sweeper.start(self, sweep_interval_minutes)
+
+    async def stop_ttl_sweeper(self, timeout: float | None = None) -> bool:
+        """Stop the sweeper task; True once it has stopped."""
+        return await self._sweeper.stop(timeout)
+
+    async def __aenter__(self) -> Any:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop_ttl_sweeper()
+        task = self._task
+        if task is not None and not task.done():
+            task.cancel()

@@ -368,14 +368,7 @@ class BaseStore(ABC):
         refresh_ttl: bool | None = None,
     ) -> SearchOp:
         _validate_namespace_labels(namespace_prefix)
-        return SearchOp(
-            namespace_prefix,
-            filter,
-            limit,
-            offset,
-            query,
-            _ensure_refresh(self.ttl_config, refresh_ttl),
-        )
+        return _search_op_of(self, namespace_prefix, query, filter, limit, offset, refresh_ttl)
 
     def _put_op(
         self,
@@ -418,6 +411,26 @@ _PAIRS = {
     "one label), truncated to `max_depth` labels, sorted, paged by `limit` / `offset`.",
 }
 _RETURNS_NONE = ("put", "delete")
+
+
+def _search_op_of(
+    store: Any,
+    namespace_prefix: tuple[str, ...],
+    query: str | None,
+    filter: dict[str, Any] | None,
+    limit: int,
+    offset: int,
+    refresh_ttl: bool | None,
+) -> SearchOp:
+    """`store._search_op` after its namespace check (for stores that checked it already)."""
+    return SearchOp(
+        namespace_prefix,
+        filter,
+        limit,
+        offset,
+        query,
+        _ensure_refresh(store.ttl_config, refresh_ttl),
+    )
 
 
 def _define(name: str, doc: str) -> None:

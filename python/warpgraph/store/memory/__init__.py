@@ -48,6 +48,7 @@ from warpgraph.store.base import (
     _check_read_namespace,
     _ensure_refresh,
     _ensure_ttl,
+    _search_op_of,
     _ttl_unsupported,
     _validate_namespace,
     _validate_namespace_labels,
@@ -531,14 +532,7 @@ class InMemoryStore(BaseStore):
             and offset >= 0
         ):  # the first page of the prefix's items, in order: no op, no candidates list
             return self._first_page(namespace_prefix, offset, limit)
-        op = SearchOp(
-            namespace_prefix,
-            filter,
-            limit,
-            offset,
-            query,
-            _ensure_refresh(self.ttl_config, refresh_ttl),
-        )
+        op = _search_op_of(self, namespace_prefix, query, filter, limit, offset, refresh_ttl)
         searches = {0: (op, self._candidates(op))}
         results: list[Result] = [None]
         self._finish_searches(searches, self._query_vectors_sync([op]), results)
@@ -577,14 +571,13 @@ class InMemoryStore(BaseStore):
         refresh_ttl: bool | None = None,
     ) -> list[SearchItem]:
         """Async `search`."""
-        _validate_namespace_labels(namespace_prefix)
-        op = SearchOp(
+        op = self._search_op(
             namespace_prefix,
-            filter,
-            limit,
-            offset,
-            query,
-            _ensure_refresh(self.ttl_config, refresh_ttl),
+            query=query,
+            filter=filter,
+            limit=limit,
+            offset=offset,
+            refresh_ttl=refresh_ttl,
         )
         return (await self.abatch([op]))[0]  # type: ignore[return-value]
 

@@ -9,8 +9,8 @@ from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
 from typing import Any
 
-from warpgraph.store._sql.plan import EXEC, ROWS, run_batch, sweep
-from warpgraph.store._sql.store import TaskSweeper, adrive
+from warpgraph.store._sql.plan import run_batch, sweep
+from warpgraph.store._sql.store import AsyncSweeping, TaskSweeper, adrive
 from warpgraph.store.base import Op, Result, TTLConfig
 from warpgraph.store.base.batch import AsyncBatchedBaseStore
 from warpgraph.store.postgres.base import (
@@ -18,14 +18,14 @@ from warpgraph.store.postgres.base import (
     PostgresIndexConfig,
     PostgresStoreBase,
     _AsyncSession,
-    _migration_steps,
-    _setup_statements,
+    _pool_options,
+    _setup_plan,
 )
 
 __all__ = ("AsyncPostgresStore",)
 
 
-class AsyncPostgresStore(AsyncBatchedBaseStore, PostgresStoreBase):
+class AsyncPostgresStore(AsyncSweeping, AsyncBatchedBaseStore, PostgresStoreBase):
     """A store in PostgreSQL for asyncio code."""
 
     supports_ttl = True
@@ -67,16 +67,11 @@ class AsyncPostgresStore(AsyncBatchedBaseStore, PostgresStoreBase):
         if pool_config is not None:
             from psycopg_pool import AsyncConnectionPool
 
-            settings = dict(pool_config)
-            kwargs = {
-                "autocommit": True,
-                "prepare_threshold": 0,
-                **(settings.pop("kwargs", None) or {}),
-            }
+            min_size, max_size, kwargs, settings = _pool_options(pool_config)
             async with AsyncConnectionPool(
                 conn_string,
-                min_size=settings.pop("min_size", 1),
-                max_size=settings.pop("max_size", None),
+                min_size=min_size,
+                max_size=max_size,
                 kwargs=kwargs,
                 open=False,
                 **settings,
@@ -120,15 +115,7 @@ class AsyncPostgresStore(AsyncBatchedBaseStore, PostgresStoreBase):
 
     async def setup(self) -> None:
         """Create or migrate the tables (idempotent, safe across processes)."""
-        async with self._asession() as session:
-            for kind, sql, params in _setup_statements(self):
-                await session.run(kind, sql, params)
-            for table, migrations in _migration_steps(self.index_config is not None):
-                rows = await session.run(ROWS, f"SELECT max(v) FROM {table}", [])
-                done = -1 if rows[0][0] is None else rows[0][0]
-                for version in range(done + 1, len(migrations)):
-                    await session.run(EXEC, migrations[version], [])
-                    await session.run(EXEC, f"INSERT INTO {table} (v) VALUES (%s)", [version])
+        await adrive(_setup_plan(self), None, self._asession)
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         return await adrive(run_batch(self, ops), self.embeddings, self._asession)
@@ -136,20 +123,3 @@ class AsyncPostgresStore(AsyncBatchedBaseStore, PostgresStoreBase):
     async def sweep_ttl(self) -> int:
         """Delete the expired items now; returns how many."""
         return (await adrive(sweep(self), None, self._asession))[0]
-
-    async def start_ttl_sweeper(self, sweep_interval_minutes: int | None = None) -> Any:
-        """Sweep periodically in a task; returns the task."""
-        return await self._sweeper.start(self, sweep_interval_minutes)
-
-    async def stop_ttl_sweeper(self, timeout: float | None = None) -> bool:
-        """Stop the sweeper task; True once it has stopped."""
-        return await self._sweeper.stop(timeout)
-
-    async def __aenter__(self) -> AsyncPostgresStore:  # noqa: PYI034
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.stop_ttl_sweeper()
-        task = self._task
-        if task is not None and not task.done():
-            task.cancel()

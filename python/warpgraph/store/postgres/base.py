@@ -16,8 +16,14 @@ from contextlib import contextmanager
 from typing import Any
 
 from warpgraph.store._sql.dialect import PostgresDialect
-from warpgraph.store._sql.plan import EXEC, MANY, ROWS, run_batch, sweep
-from warpgraph.store._sql.store import SqlStoreConfig, ThreadSweeper, drive
+from warpgraph.store._sql.plan import EXEC, MANY, ROWS, Plan, run_batch, sweep
+from warpgraph.store._sql.store import (
+    SqlSession,
+    SqlStoreConfig,
+    SyncSweeping,
+    ThreadSweeper,
+    drive,
+)
 from warpgraph.store.base import BaseStore, IndexConfig, Op, Result, TTLConfig
 
 try:
@@ -76,37 +82,21 @@ def _migration_steps(index: bool) -> list[tuple[str, list[str]]]:
     return steps
 
 
-class _Session:
+class _Session(SqlSession):
     """One batch on a psycopg connection; a transaction from the first write."""
 
-    __slots__ = ("began", "conn", "cur")
+    __slots__ = ()
 
     def __init__(self, conn: Any) -> None:
         from psycopg.rows import tuple_row
 
-        self.conn = conn
-        self.cur = conn.cursor(row_factory=tuple_row)
-        self.began = False
+        super().__init__(conn, conn.cursor(row_factory=tuple_row))
 
     def _begin(self) -> None:
         if not self.began:
             self.began = True
             if self.conn.autocommit:
                 self.cur.execute("BEGIN")
-
-    def run(self, kind: int, sql: str, params: Any) -> Any:
-        cur = self.cur
-        if kind == ROWS:
-            cur.execute(sql, params)
-            return cur.fetchall()
-        self._begin()
-        if kind == EXEC:
-            cur.execute(sql, params)
-            return cur.rowcount
-        if kind == MANY:
-            cur.executemany(sql, params)
-            return None
-        raise ValueError(f"unknown statement kind {kind}")
 
     def close(self, ok: bool) -> None:
         try:
@@ -122,7 +112,7 @@ class _Session:
 
 
 class _AsyncSession(_Session):
-    """`_Session` for psycopg's AsyncConnection."""
+    """`_Session` for psycopg's AsyncConnection (its twin, awaiting the driver)."""
 
     async def _abegin(self) -> None:
         if not self.began:
@@ -176,7 +166,16 @@ class PostgresStoreBase(SqlStoreConfig):
         return hasattr(self.conn, "getconn")
 
 
-class PostgresStore(PostgresStoreBase, BaseStore):
+def _pool_options(pool_config: PoolConfig) -> tuple[int, int | None, dict, dict]:
+    """`from_conn_string`'s pool settings: (min_size, max_size, the connections' kwargs,
+    the pool's other settings). Connections autocommit, without prepared statements,
+    unless the config's kwargs say otherwise."""
+    settings: dict[str, Any] = dict(pool_config)
+    kwargs = {"autocommit": True, "prepare_threshold": 0, **(settings.pop("kwargs", None) or {})}
+    return settings.pop("min_size", 1), settings.pop("max_size", None), kwargs, settings
+
+
+class PostgresStore(PostgresStoreBase, SyncSweeping, BaseStore):
     """A store in PostgreSQL (sync; `AsyncPostgresStore` for asyncio). `conn`: a psycopg
     Connection (autocommit recommended) or ConnectionPool."""
 
@@ -215,16 +214,11 @@ class PostgresStore(PostgresStoreBase, BaseStore):
         if pool_config is not None:
             from psycopg_pool import ConnectionPool
 
-            settings = dict(pool_config)
-            kwargs = {
-                "autocommit": True,
-                "prepare_threshold": 0,
-                **(settings.pop("kwargs", None) or {}),
-            }
+            min_size, max_size, kwargs, settings = _pool_options(pool_config)
             with ConnectionPool(
                 conn_string,
-                min_size=settings.pop("min_size", 1),
-                max_size=settings.pop("max_size", None),
+                min_size=min_size,
+                max_size=max_size,
                 kwargs=kwargs,
                 open=True,
                 **settings,
@@ -267,15 +261,7 @@ class PostgresStore(PostgresStoreBase, BaseStore):
     def setup(self) -> None:
         """Create or migrate the tables (idempotent, safe across processes). Call once
         before first use."""
-        with self._session() as session:
-            for kind, sql, params in _setup_statements(self):
-                session.run(kind, sql, params)
-            for table, migrations in _migration_steps(self.index_config is not None):
-                rows = session.run(ROWS, f"SELECT max(v) FROM {table}", [])
-                done = -1 if rows[0][0] is None else rows[0][0]
-                for version in range(done + 1, len(migrations)):
-                    session.run(EXEC, migrations[version], [])
-                    session.run(EXEC, f"INSERT INTO {table} (v) VALUES (%s)", [version])
+        drive(_setup_plan(self), None, self._session)
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         return drive(run_batch(self, ops), self.embeddings, self._session)
@@ -287,26 +273,20 @@ class PostgresStore(PostgresStoreBase, BaseStore):
         """Delete the expired items now; returns how many."""
         return drive(sweep(self), None, self._session)[0]
 
-    def start_ttl_sweeper(self, sweep_interval_minutes: int | None = None) -> Any:
-        """Sweep periodically on a daemon thread; returns a future done when it stops."""
-        return self._sweeper.start(self, sweep_interval_minutes)
 
-    def stop_ttl_sweeper(self, timeout: float | None = None) -> bool:
-        """Stop the sweeper thread; True once it has stopped."""
-        return self._sweeper.stop(timeout)
-
-    def __del__(self) -> None:
-        sweeper = getattr(self, "_sweeper", None)
-        if sweeper is not None:
-            sweeper.stop(0.1)
-
-
-def _setup_statements(store: Any) -> list[tuple[int, str, list]]:
-    """The statements opening a setup transaction: the lock, then the version tables."""
-    out = [(EXEC, "SELECT pg_advisory_xact_lock(%s)", [_SETUP_LOCK_ID])]
-    for table, _ in _migration_steps(store.index_config is not None):
-        out.append((EXEC, f"CREATE TABLE IF NOT EXISTS {table} (v INTEGER PRIMARY KEY)", []))
-    return out
+def _setup_plan(store: Any) -> Plan:
+    """Both stores' setup as a plan (one transaction; `drive` / `adrive` run it): the
+    lock, the version tables, then each migration a table has not recorded yet."""
+    steps = _migration_steps(store.index_config is not None)
+    yield (EXEC, "SELECT pg_advisory_xact_lock(%s)", [_SETUP_LOCK_ID])
+    for table, _ in steps:
+        yield (EXEC, f"CREATE TABLE IF NOT EXISTS {table} (v INTEGER PRIMARY KEY)", [])
+    for table, migrations in steps:
+        rows = yield (ROWS, f"SELECT max(v) FROM {table}", [])
+        done = -1 if rows[0][0] is None else rows[0][0]
+        for version in range(done + 1, len(migrations)):
+            yield (EXEC, migrations[version], [])
+            yield (EXEC, f"INSERT INTO {table} (v) VALUES (%s)", [version])
 
 
 class _CustomLoads(PostgresDialect):

@@ -18,9 +18,8 @@ import sqlite3
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from warpgraph._internal._isotime import fromisoformat
 from warpgraph.store._sql.dialect import SqliteDialect
-from warpgraph.store._sql.plan import search_items, search_page
+from warpgraph.store._sql.plan import search_items, search_page, stamp_item
 from warpgraph.store.base import GetOp, Item, PutOp, SearchOp, validate_op_namespace
 
 __all__ = (
@@ -45,7 +44,6 @@ DELETE_SQL = "DELETE FROM store WHERE prefix = ? AND key = ?"
 
 _UTC = timezone.utc
 _now = datetime.now
-_fromiso = fromisoformat
 _new_item = Item.__new__
 
 VALID_NAMESPACES: set[tuple[str, ...]] = set()
@@ -112,15 +110,7 @@ def get_fast(
     item.value = value if type(value) is dict else store._dialect.decode_value(value)
     item.key = key
     item.namespace = namespace
-    created, updated = row[1], row[2]
-    item.created_at = _fromiso(created) if type(created) is str else created
-    item.updated_at = (
-        item.created_at
-        if updated == created
-        else _fromiso(updated)
-        if type(updated) is str
-        else updated
-    )
+    stamp_item(item, row[1], row[2])
     return item
 
 

@@ -14,21 +14,20 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from warpgraph.store._sql.plan import Plan, run_batch, sweep
-from warpgraph.store._sql.store import TaskSweeper, aprelude, drive
+from warpgraph.store._sql.store import AsyncSweeping, TaskSweeper, aprelude, drive
 from warpgraph.store.base import Op, Result, TTLConfig
 from warpgraph.store.base.batch import AsyncBatchedBaseStore
 from warpgraph.store.sqlite import _direct
 from warpgraph.store.sqlite.base import (
     SqliteIndexConfig,
     SqliteStoreBase,
-    _CustomLoads,
     session_on,
 )
 
 __all__ = ("AsyncSqliteStore",)
 
 
-class AsyncSqliteStore(AsyncBatchedBaseStore, SqliteStoreBase):
+class AsyncSqliteStore(AsyncSweeping, AsyncBatchedBaseStore, SqliteStoreBase):
     """A store in a SQLite database for asyncio code (needs `aiosqlite`)."""
 
     supports_ttl = True
@@ -42,14 +41,9 @@ class AsyncSqliteStore(AsyncBatchedBaseStore, SqliteStoreBase):
         ttl: TTLConfig | None = None,
     ) -> None:
         super().__init__()
-        self.conn = conn
+        self._init_sqlite(conn, deserializer, index, ttl)
         self.lock = asyncio.Lock()
         self.loop = asyncio.get_running_loop()
-        self.is_setup = False
-        self._deserializer = deserializer
-        if deserializer is not None:
-            self._dialect = _CustomLoads(deserializer)
-        self._configure(index, ttl)
         self._sweeper = TaskSweeper()
 
     @classmethod
@@ -104,24 +98,6 @@ class AsyncSqliteStore(AsyncBatchedBaseStore, SqliteStoreBase):
     async def sweep_ttl(self) -> int:
         """Delete the expired items now; returns how many."""
         return (await self._run(sweep(self)))[0]
-
-    async def start_ttl_sweeper(self, sweep_interval_minutes: int | None = None) -> Any:
-        """Sweep periodically in a task (interval: the argument, else the TTL config's
-        `sweep_interval_minutes`, else 5 minutes); returns the task."""
-        return await self._sweeper.start(self, sweep_interval_minutes)
-
-    async def stop_ttl_sweeper(self, timeout: float | None = None) -> bool:
-        """Stop the sweeper task; True once it has stopped."""
-        return await self._sweeper.stop(timeout)
-
-    async def __aenter__(self) -> AsyncSqliteStore:  # noqa: PYI034
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.stop_ttl_sweeper()
-        task = self._task
-        if task is not None and not task.done():
-            task.cancel()
 
 
 def _finish(conn: Any, plan: Plan, first: tuple) -> Any:

@@ -15,8 +15,14 @@ from contextlib import contextmanager
 from typing import Any
 
 from warpgraph.store._sql.dialect import SqliteDialect
-from warpgraph.store._sql.plan import EXEC, MANY, ROWS, run_batch, sweep
-from warpgraph.store._sql.store import SqlStoreConfig, ThreadSweeper, drive
+from warpgraph.store._sql.plan import EXEC, run_batch, sweep
+from warpgraph.store._sql.store import (
+    SqlSession,
+    SqlStoreConfig,
+    SyncSweeping,
+    ThreadSweeper,
+    drive,
+)
 from warpgraph.store.base import (
     NOT_PROVIDED,
     READABLE_NAMESPACES,
@@ -108,31 +114,19 @@ def migrate(conn: sqlite3.Connection, table: str, migrations: list[str]) -> None
         conn.commit()
 
 
-class _Session:
-    """One batch on a connection: reads as they come, a transaction from the first write."""
+class _Session(SqlSession):
+    """One batch on a sqlite3 connection: reads as they come, a transaction from the first
+    write (unless the connection is in one already)."""
 
-    __slots__ = ("began", "conn", "cur")
+    __slots__ = ()
 
     def __init__(self, conn: sqlite3.Connection) -> None:
-        self.conn = conn
-        self.cur = conn.cursor()
-        self.began = False
+        super().__init__(conn, conn.cursor())
 
-    def run(self, kind: int, sql: str, params: Any) -> Any:
-        cur = self.cur
-        if kind == ROWS:
-            cur.execute(sql, params)
-            return cur.fetchall()
+    def _begin(self) -> None:
         if not self.began and not self.conn.in_transaction:
             self.conn.execute("BEGIN")
             self.began = True
-        if kind == EXEC:
-            cur.execute(sql, params)
-            return cur.rowcount
-        if kind == MANY:
-            cur.executemany(sql, params)
-            return None
-        raise ValueError(f"unknown statement kind {kind}")
 
     def close(self, ok: bool) -> None:
         try:
@@ -163,6 +157,15 @@ class SqliteStoreBase(SqlStoreConfig):
     MIGRATIONS = MIGRATIONS
     VECTOR_MIGRATIONS = VECTOR_MIGRATIONS
 
+    def _init_sqlite(self, conn: Any, deserializer: Any, index: Any, ttl: Any) -> None:
+        """What both stores' constructors set (before the lock and sweeper of their kind)."""
+        self.conn = conn
+        self.is_setup = False
+        self._deserializer = deserializer
+        if deserializer is not None:
+            self._dialect = _CustomLoads(deserializer)
+        self._configure(index, ttl)
+
     def _setup_on(self, conn: sqlite3.Connection) -> None:
         migrate(conn, "store_migrations", self.MIGRATIONS)
         if self.index_config is not None:
@@ -174,7 +177,7 @@ class SqliteStoreBase(SqlStoreConfig):
             conn.commit()
 
 
-class SqliteStore(SqliteStoreBase, BaseStore):
+class SqliteStore(SqliteStoreBase, SyncSweeping, BaseStore):
     """A store in a SQLite database (sync; see `AsyncSqliteStore` for asyncio)."""
 
     supports_ttl = True
@@ -188,13 +191,8 @@ class SqliteStore(SqliteStoreBase, BaseStore):
         ttl: TTLConfig | None = None,
     ) -> None:
         super().__init__()
-        self.conn = conn
+        self._init_sqlite(conn, deserializer, index, ttl)
         self.lock = threading.Lock()
-        self.is_setup = False
-        self._deserializer = deserializer
-        if deserializer is not None:
-            self._dialect = _CustomLoads(deserializer)
-        self._configure(index, ttl)
         self._sweeper = ThreadSweeper()
 
     @classmethod
@@ -349,20 +347,6 @@ class SqliteStore(SqliteStoreBase, BaseStore):
     def sweep_ttl(self) -> int:
         """Delete the expired items now; returns how many."""
         return drive(sweep(self), None, self._session)[0]
-
-    def start_ttl_sweeper(self, sweep_interval_minutes: int | None = None) -> Any:
-        """Sweep periodically on a daemon thread (interval: the argument, else the TTL
-        config's `sweep_interval_minutes`, else 5 minutes)."""
-        return self._sweeper.start(self, sweep_interval_minutes)
-
-    def stop_ttl_sweeper(self, timeout: float | None = None) -> bool:
-        """Stop the sweeper thread; True once it has stopped."""
-        return self._sweeper.stop(timeout)
-
-    def __del__(self) -> None:
-        sweeper = getattr(self, "_sweeper", None)
-        if sweeper is not None:
-            sweeper.stop(0.1)
 
 
 class _CustomLoads(SqliteDialect):
