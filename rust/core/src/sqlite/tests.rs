@@ -329,3 +329,116 @@ fn the_checkpointer_copies_the_log_beside_the_writer() {
     assert_eq!(ck.rounds(), rounds + 1);
     assert_eq!(db.count("cp").as_deref(), Some("21"));
 }
+
+/// A queued op for the group-commit thread (a marker has no op).
+struct Queued1 {
+    seq: u64,
+    op: Option<Op>,
+    marker: bool,
+}
+
+impl Queued for Queued1 {
+    type Op = Op;
+    fn seq(&self) -> u64 {
+        self.seq
+    }
+    fn take_op(&mut self) -> Option<Op> {
+        self.op.take()
+    }
+    fn is_marker(&self) -> bool {
+        self.marker
+    }
+    fn wants_report(&self) -> bool {
+        false
+    }
+}
+
+fn queued(op: Op) -> Queued1 {
+    Queued1 {
+        seq: op.seq,
+        op: Some(op),
+        marker: false,
+    }
+}
+
+fn queued_marker(seq: u64) -> Queued1 {
+    Queued1 {
+        seq,
+        op: None,
+        marker: true,
+    }
+}
+
+#[test]
+fn the_group_commits_into_the_database_and_reports_a_rollback() {
+    use std::sync::{Arc, Mutex};
+    use std::time::Duration;
+    let db = Db::new("group");
+    let mut writer = db.writer();
+    // (with no checkpointer the thread checkpoints the log itself after each round: that
+    // runs here, unobserved; the checkpoint tests above look at the log)
+    writer.connection().track_wal();
+    let store = SqliteStore {
+        writer,
+        checkpointer: None,
+        wal_autocheckpoint: 1,
+    };
+    let timing = Timing {
+        linger: Duration::from_secs(60),
+        window: Duration::from_secs(60),
+        max_batch: 100,
+        wal_autocheckpoint: 1,
+        spin: Duration::ZERO,
+    };
+    let rolled_back: Arc<Mutex<Vec<Vec<u64>>>> = Arc::default();
+    let seen = Arc::clone(&rolled_back);
+    let report = move |store: &mut SqliteStore, batch: Vec<Queued1>, rb: bool| {
+        assert!(rb, "only a rolled-back batch is reported here");
+        seen.lock()
+            .unwrap()
+            .push(batch.iter().map(|e| e.seq).collect());
+        // (the binding marks what its general path failed: ops depending on it fall back)
+        store.writer.mark_failed(5);
+    };
+    let group = GroupCommit::start("test-sqlite-group", store, timing, report).unwrap();
+    let limit = Some(Duration::from_secs(30));
+    let ops = vec![
+        queued(put(1, "a", None, Some(None))),
+        queued(writes(2, "a")),
+        queued_marker(3),
+    ];
+    group.push(ops).unwrap();
+    assert!(group.wait(3, limit));
+    assert_eq!(group.batches(), 1);
+    assert_eq!(db.count("cp").as_deref(), Some("1"));
+    assert_eq!(db.count("writes").as_deref(), Some("2"));
+    // the same id again: the batch rolls back whole and is reported
+    let ops = vec![
+        queued(put(4, "b", Some("a"), Some(Some("a")))),
+        queued(put(5, "a", None, None)),
+        queued_marker(6),
+    ];
+    group.push(ops).unwrap();
+    assert!(group.wait(6, limit));
+    assert_eq!(group.batches(), 1);
+    assert_eq!(db.count("cp").as_deref(), Some("1"));
+    assert_eq!(*rolled_back.lock().unwrap(), [vec![4, 5, 6]]);
+    // the group goes on after a rollback
+    let ops = vec![queued(put(7, "c", None, None)), queued_marker(8)];
+    group.push(ops).unwrap();
+    assert!(group.wait(8, limit));
+    assert_eq!(group.batches(), 2);
+    assert_eq!(db.count("cp").as_deref(), Some("2"));
+    // an op encoded against a failed one falls back too
+    let mut dependent = put(9, "d", None, None);
+    dependent.depends_on = Some(5);
+    group
+        .push(vec![queued(dependent), queued_marker(10)])
+        .unwrap();
+    assert!(group.wait(10, limit));
+    assert_eq!(*rolled_back.lock().unwrap(), [vec![4, 5, 6], vec![9, 10]]);
+    group.close();
+    group.join();
+    assert_eq!(db.count("cp").as_deref(), Some("2"));
+    assert_eq!(group.push(vec![queued_marker(11)]), Err(Closed));
+}

@@ -123,6 +123,13 @@ fn events(log: &Log) -> Vec<Event> {
     log.lock().unwrap().clone()
 }
 
+/// Closes the group, waits for its thread, and returns what the store and report saw.
+fn stop(group: GroupCommit<Item>, log: &Log) -> Vec<Event> {
+    group.close();
+    group.join();
+    events(log)
+}
+
 const LONG: u64 = 60_000;
 const LIMIT: Option<Duration> = Some(Duration::from_secs(30));
 
@@ -137,11 +144,9 @@ fn a_marker_commits_its_batch_at_once() {
     assert!(t0.elapsed() < Duration::from_secs(LONG / 2000));
     assert_eq!(group.committed(), 3);
     assert_eq!(group.batches(), 1);
-    group.close();
-    group.join();
     use Event::*;
     assert_eq!(
-        events(&log),
+        stop(group, &log),
         [
             Begin,
             Insert(vec![1, 2]),
@@ -232,11 +237,9 @@ fn a_failed_batch_is_rolled_back_and_reported() {
         .unwrap();
     assert!(group.wait(3, LIMIT));
     assert_eq!(group.batches(), 0); // (rolled back: not counted)
-    group.close();
-    group.join();
     use Event::*;
     assert_eq!(
-        events(&log),
+        stop(group, &log),
         [
             Begin,
             Insert(vec![1, 2]),
@@ -253,9 +256,7 @@ fn only_markers_open_no_transaction() {
     group.push(vec![marker(1)]).unwrap();
     assert!(group.wait(1, LIMIT));
     assert_eq!(group.batches(), 0);
-    group.close();
-    group.join();
-    assert_eq!(events(&log), [Event::AfterRound]);
+    assert_eq!(stop(group, &log), [Event::AfterRound]);
 }
 
 #[test]
