@@ -222,7 +222,7 @@ def sqlite_library(library: str | None = None) -> tuple[int, int]:
 
 class SqliteItems:
     """`SqliteCore.native_item` of the usual operations, for a list of them in one
-    crossing (see `rust/py/src/sqlitems.rs`)."""
+    crossing (see `rust/py/src/savers/sqlite/items.rs`)."""
 
     def __init__(
         self,
