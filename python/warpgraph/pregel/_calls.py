@@ -100,7 +100,10 @@ async def ajoin(task: Any) -> None:
         kids = _children_of(task.id)
         if not kids:
             return
-        waits = [k for k in kids if isinstance(k, asyncio.Future) and not k.done()]
+        # (an ended call whose commit has not run yet is waited for too)
+        waits = [
+            k for k in kids if isinstance(k, asyncio.Future) and (not k.done() or k in _UNCOMMITTED)
+        ]
         if waits:
             await asyncio.wait(waits)
         for k in kids:
@@ -711,7 +714,10 @@ def _start_async(
         dest = aio.create_future() if dest is None else dest
         _settle_from_writes(task, dest)
         return dest
-    child = aio.create_task(_run_async(loop, task), name=task.name)
+    streamed = loop.stream is not None
+    child = aio.create_task(_run_async(loop, task, streamed), name=task.name)
+    if streamed:  # (first of its done callbacks: the commit runs before its callers resume)
+        child.add_done_callback(_commit_done)
     state.running[task.id] = child
     _register(parent.id, child)
     if dest is None:  # the caller gets the call's own task
@@ -729,8 +735,19 @@ def _start_async(
     return dest
 
 
-async def _run_async(loop: Any, task: Any) -> Any:
-    """The call's asyncio task: runs it, commits it, then ends with its value or error."""
+_UNCOMMITTED: dict[asyncio.Future, tuple[Any, Any, BaseException | None]] = {}
+"""Async calls of streamed runs that ended and wait for their commit (a done callback),
+by asyncio task: (the loop, the call task, its error)."""
+
+
+async def _run_async(loop: Any, task: Any, streamed: bool) -> Any:
+    """The call's asyncio task: runs it, then ends with its value or error.
+
+    In a streamed run it is committed in its first done callback (`_commit_done`), as
+    LangGraph commits a call in its future's: after it ended and before its callers
+    resume, so a caller resumes before the driver a chunk of the commit wakes up (the
+    order of `astream_events`). A run without a stream has nobody to wake: its calls
+    commit here, a loop turn's callback sooner (and a failing commit fails the call)."""
     value: Any = None
     exc: BaseException | None = None
     cached = False
@@ -746,16 +763,25 @@ async def _run_async(loop: Any, task: Any) -> Any:
         exc = e
     if cached:  # (its writes are in the loop already)
         value, exc = _outcome(task)
-        if exc is not None:
-            raise exc
-        return value
-    try:
-        loop.on_task_done(task, exc)
-    except BaseException as e:  # noqa: BLE001
-        exc = exc or e
+    elif streamed:
+        _UNCOMMITTED[asyncio.current_task()] = (loop, task, exc)  # type: ignore[index]
+    else:
+        try:
+            loop.on_task_done(task, exc)
+        except BaseException as e:  # noqa: BLE001
+            exc = exc or e
     if exc is not None:
         raise exc
     return value
+
+
+def _commit_done(child: asyncio.Future) -> None:
+    """Commit an ended async call of a streamed run (a call cancelled before it started,
+    or answered from the cache, has nothing to commit). A failing commit is the event
+    loop's to report, as in LangGraph: the call's callers have its outcome already."""
+    entry = _UNCOMMITTED.pop(child, None)
+    if entry is not None:
+        entry[0].on_task_done(entry[1], entry[2])
 
 
 def _chain(source: asyncio.Future, dest: Any) -> None:
