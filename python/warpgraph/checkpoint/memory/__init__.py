@@ -366,13 +366,18 @@ class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAs
             if self.append_deltas:
                 held = self._tails
                 for channel, version in new_versions.items():
-                    key = (thread_id, ns, channel)
-                    if channel in values:
+                    value = values.get(channel, _EMPTY)
+                    if type(value) is list:
+                        key = (thread_id, ns, channel)
                         blobs[(*key, version)], tails[key] = encode_value(
-                            dumps, values[channel], version, held.get(key)
+                            dumps, value, version, held.get(key)
                         )
-                    else:
-                        blobs[(*key, version)], tails[key] = _EMPTY, None
+                        continue
+                    blobs[(thread_id, ns, channel, version)] = (
+                        _EMPTY if value is _EMPTY else dumps(value)
+                    )
+                    if held and (thread_id, ns, channel) in held:
+                        tails[(thread_id, ns, channel)] = None  # (not a list: no tail)
             else:
                 for channel, version in new_versions.items():
                     blobs[(thread_id, ns, channel, version)] = (
@@ -388,10 +393,10 @@ class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAs
         )
         meta = self._dump("checkpoint metadata", get_checkpoint_metadata(config, metadata))
         stored = self.blobs
-        again = [k for k in blobs if k in stored]
-        if again:  # versions stored again: a delta naming one must not see other bytes
+        if not stored.keys().isdisjoint(blobs):
+            # versions stored again: a delta naming one must not see other bytes
             self._clear_reads()
-            changed = [k for k in again if stored[k] != blobs[k]]
+            changed = [k for k in blobs if k in stored and stored[k] != blobs[k]]
             if changed:
                 self._rebase_dependents(changed)
         stored.update(blobs)
