@@ -394,3 +394,20 @@ def test_base_that_is_not_a_list_is_an_error() -> None:
     saver._clear_reads()
     with pytest.raises(AppendDeltaError, match="not a stored list"):
         saver.get_tuple(cfg)
+
+
+def test_async_runs_store_deltas_and_match_reference() -> None:
+    import asyncio
+
+    async def run(app: Any) -> list:
+        await app.ainvoke({"log": [], "n": 0}, _cfg())
+        for i in range(12):
+            await app.ainvoke({"n": i + 1}, _cfg())
+        return [h.values async for h in app.aget_state_history(_cfg())]
+
+    saver = InMemorySaver()
+    ours = asyncio.run(run(_app(StateGraph, Log, _turn, saver)))
+    ref = asyncio.run(run(_app(RefGraph, Log, _turn, RefSaver())))
+    assert ours == ref
+    assert _kinds(saver, "log").count(DELTA_TYPE) >= 6
+    _assert_full_bytes(saver)

@@ -54,7 +54,7 @@ they always did.
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Container, Hashable
 from typing import Any
 
 import ormsgpack
@@ -235,9 +235,12 @@ def parse_delta(payload: bytes, where: str) -> tuple[Any, int, int, int, int, in
     return prev, prefix, count, depth, chain, base, items
 
 
-def chain_versions(fetch: Callable[[Any], Typed | None], version: Any) -> list[Any]:
-    """The versions a stored value's chain reads, `version` first (stops at a base or at a
-    missing / repeated link; `rebuild` reports those)."""
+def chain_versions(
+    fetch: Callable[[Any], Typed | None], version: Any, known: Container[Any] = ()
+) -> list[Any]:
+    """The versions a stored value's chain reads, `version` first (stops at a base, at a
+    missing / repeated link - `rebuild` reports those - or after a version in `known`,
+    whose own chain the caller has)."""
     out = [version]
     seen = {_key(version)}
     typed = fetch(version)
@@ -250,6 +253,8 @@ def chain_versions(fetch: Callable[[Any], Typed | None], version: Any) -> list[A
             break
         seen.add(_key(prev))
         out.append(prev)
+        if prev in known:
+            break
         typed = fetch(prev)
     return out
 

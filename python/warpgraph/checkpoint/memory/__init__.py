@@ -198,14 +198,17 @@ class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAs
         self._rebuilt.clear()
         self._rebuilt_bytes = 0
 
-    def _chain_keys(self, thread_id: str, ns: str, channel: str, version: Any) -> list[tuple]:
-        """The blob keys the value stored at a version is read from (itself first)."""
+    def _chain_keys(
+        self, thread_id: str, ns: str, channel: str, version: Any, known: Any = ()
+    ) -> list[tuple]:
+        """The blob keys the value stored at a version is read from (itself first; the walk
+        stops after a version in `known`)."""
         blobs = self.blobs
 
         def fetch(v: Any) -> Typed | None:
             return blobs.get((thread_id, ns, channel, v))
 
-        return [(thread_id, ns, channel, v) for v in chain_versions(fetch, version)]
+        return [(thread_id, ns, channel, v) for v in chain_versions(fetch, version, known)]
 
     def _tuple(
         self,
@@ -554,13 +557,16 @@ class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAs
             return
         self._clear_reads()
         self._forget_tails(thread_id)
-        live = set()
+        live: set[tuple[str, Any]] = set()
+        reached: dict[str, set[Any]] = {}  # channel -> its live versions
         for envelope, _, _ in checkpoints.values():
             for channel, version in self.serde.loads_typed(envelope)["channel_versions"].items():
                 if (channel, version) not in live:
                     # (with the versions its append-delta chain reads)
-                    for key in self._chain_keys(thread_id, ns, channel, version):
+                    mine = reached.setdefault(channel, set())
+                    for key in self._chain_keys(thread_id, ns, channel, version, mine):
                         live.add(key[2:])
+                        mine.add(key[3])
         for key in [
             k for k in self.blobs if k[0] == thread_id and k[1] == ns and (k[2], k[3]) not in live
         ]:
