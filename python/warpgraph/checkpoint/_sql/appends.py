@@ -117,7 +117,7 @@ TAILS_PER_CHANNEL = 4  # a put's value is tested against each (newest first)
 
 
 def keep_tail(tails: list[Tail] | None, tail: Tail) -> list[Tail]:
-    """A channel's tails with `tail` first (replacing one of its version)."""
+    """A channel's tails after a read: `tail` first (replacing one of its version)."""
     if not tails:
         return [tail]
     kept = [tail, *(t for t in tails if t.version != tail.version)]
@@ -306,11 +306,17 @@ def rebuild(
         raise AppendDeltaError(f"{where}: the base of an append delta is not a stored list")
     if head[0] != need:
         raise AppendDeltaError(f"{where}: holds {head[0]} items, the delta after it extends {need}")
-    parts.append(typed[1][head[1] :])
-    joined = b"".join(reversed(parts))
+    # one copy for the decoder's bytes (the base's items, the deltas', the sentinel), one
+    # for the full value's
+    parts.append(memoryview(typed[1])[head[1] :])
+    counted = array_header(total + 1)
+    parts.append(counted)
+    parts.reverse()
+    parts.append(_SENTINEL_BYTES)
+    data = b"".join(parts)
     where = f"channel {channel!r} version {version!r}"
     try:
-        value = loads(("msgpack", array_header(total + 1) + joined + _SENTINEL_BYTES))
+        value = loads(("msgpack", data))
     except (ValueError, TypeError) as exc:
         raise AppendDeltaError(f"{where}: append delta items do not decode ({exc})") from exc
     if (
@@ -321,4 +327,5 @@ def rebuild(
     ):
         raise AppendDeltaError(f"{where}: append delta items do not hold the counted items")
     value.pop()
-    return ("msgpack", array_header(total) + joined), value
+    body = memoryview(data)[len(counted) : len(data) - len(_SENTINEL_BYTES)]
+    return ("msgpack", b"".join((array_header(total), body))), value

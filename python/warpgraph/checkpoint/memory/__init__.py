@@ -13,7 +13,6 @@ from warpgraph.checkpoint._sql.appends import (
     Tail,
     chain_versions,
     encode_value,
-    keep_tail,
     read_tail,
     rebuild,
 )
@@ -432,7 +431,8 @@ class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAs
                     held[key] = kept
 
     def _keep_tails(self, tails: dict[tuple[str, str, str], Tail | None]) -> None:
-        """After a put: each channel's new tail first (none: the channel's tails dropped)."""
+        """After a put: each channel's new tail only (what the run continues from; the
+        older ones would keep earlier generations of the list's objects alive)."""
         held = self._tails
         if len(held) + len(tails) > TAILS:
             held.clear()
@@ -440,7 +440,7 @@ class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAs
             if tail is None:
                 held.pop(key, None)
             else:
-                held[key] = keep_tail(held.get(key), tail)
+                held[key] = [tail]
 
     def _rebase_dependents(self, keys: Sequence[tuple]) -> None:
         """Before the blobs at `keys` are stored again with other bytes: store every append
