@@ -8,6 +8,14 @@ from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
 from contextlib import AbstractAsyncContextManager, AbstractContextManager, ExitStack
 from typing import Any
 
+from warpgraph.checkpoint._sql.appends import (
+    DELTA_TYPE,
+    Tail,
+    chain_versions,
+    encode_value,
+    read_tail,
+    rebuild,
+)
 from warpgraph.checkpoint._sql.values import loads_many, msgpack_payload, unpack_payload
 from warpgraph.checkpoint.base import (
     WRITES_IDX_MAP,
@@ -39,6 +47,8 @@ Typed = tuple[str, bytes]
 _EMPTY: Typed = ("empty", b"")
 READ_CACHE = 256  # checkpoints whose joined payload `_tuple` keeps, each at most:
 READ_CACHE_MAX = 64 * 1024  # bytes
+TAILS = 4096  # (thread, ns, channel) tails kept for append deltas (see `_sql/appends.py`)
+REBUILT_MAX = 32 * 1024 * 1024  # bytes of rebuilt append-delta values kept (`_rebuild`)
 
 
 def _ns(config: RunnableConfig) -> str:
@@ -62,6 +72,10 @@ class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAs
     `writes[(thread, ns, checkpoint_id)][(task_id, idx)] = (task_id, channel, value, task_path)`,
     `blobs[(thread, ns, channel, version)] = value`; every value is `serde.dumps_typed` output.
     A channel value is stored once per version (only for `new_versions` in `put`).
+
+    With `append_deltas` (the default) a list value that extends the one last stored for
+    its channel is stored as the appended items only: `("wg-append", ...)` in `blobs`,
+    rebuilt into the full value on every read (`warpgraph/checkpoint/_sql/appends.py`).
     """
 
     storage: defaultdict[str, dict[str, dict[str, tuple[Typed, Typed, str | None]]]]
@@ -73,8 +87,17 @@ class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAs
         *,
         serde: SerializerProtocol | None = None,
         factory: type[defaultdict] = defaultdict,
+        append_deltas: bool = True,
     ) -> None:
         super().__init__(serde=serde)
+        self.append_deltas = append_deltas
+        # (thread, ns, channel) -> the list values last stored or read for it, newest
+        # first (`Tail`s: what a put's value may extend)
+        self._tails: dict[tuple[str, str, str], list[Tail]] = {}
+        # (thread, ns, channel, version) -> the full typed value of an append delta read
+        # before (a later version's chain stops there); cleared with `_reads`
+        self._rebuilt: dict[tuple[str, str, str, Any], Typed] = {}
+        self._rebuilt_bytes = 0
         # `factory` may be a persistent dict type (a context manager flushing to disk); the
         # saver's own context then opens and closes the three stores together.
         self.stack = ExitStack()
@@ -134,16 +157,57 @@ class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAs
 
     def _stored_values(
         self, thread_id: str, ns: str, versions: ChannelVersions
-    ) -> tuple[list[str], list[Typed]]:
-        """The channels with a stored value at their version, and those values."""
+    ) -> tuple[list[str], list[Typed], dict[int, Any]]:
+        """The channels with a stored value at their version, those values (typed, append
+        deltas rebuilt) and {index: decoded value} of the rebuilt ones."""
         channels, stored = [], []
+        rebuilt: dict[int, Any] = {}
         get = self.blobs.get
         for channel, version in versions.items():
             blob = get((thread_id, ns, channel, version))
             if blob is not None and blob[0] != "empty":
+                if blob[0] == DELTA_TYPE:
+                    blob, rebuilt[len(stored)] = self._rebuild(thread_id, ns, channel, version)
                 channels.append(channel)
                 stored.append(blob)
-        return channels, stored
+        return channels, stored, rebuilt
+
+    def _rebuild(self, thread_id: str, ns: str, channel: str, version: Any) -> tuple[Typed, Any]:
+        """The full (typed, decoded) value stored at a version, append deltas joined."""
+        blobs, rebuilt = self.blobs, self._rebuilt
+
+        def fetch(v: Any) -> Typed | None:
+            key = (thread_id, ns, channel, v)
+            return rebuilt.get(key) or blobs.get(key)
+
+        key = (thread_id, ns, channel, version)
+        typed, value = rebuild(self.serde.loads_typed, fetch, blobs[key], version, channel)
+        size = len(typed[1])
+        if size <= REBUILT_MAX // 4:
+            if self._rebuilt_bytes + size > REBUILT_MAX:
+                rebuilt.clear()
+                self._rebuilt_bytes = 0
+            rebuilt[key] = typed
+            self._rebuilt_bytes += size
+        return typed, value
+
+    def _clear_reads(self) -> None:
+        """Forget the read caches (a blob was stored again or deleted)."""
+        self._reads.clear()
+        self._rebuilt.clear()
+        self._rebuilt_bytes = 0
+
+    def _chain_keys(
+        self, thread_id: str, ns: str, channel: str, version: Any, known: Any = ()
+    ) -> list[tuple]:
+        """The blob keys the value stored at a version is read from (itself first; the walk
+        stops after a version in `known`)."""
+        blobs = self.blobs
+
+        def fetch(v: Any) -> Typed | None:
+            return blobs.get((thread_id, ns, channel, v))
+
+        return [(thread_id, ns, channel, v) for v in chain_versions(fetch, version, known)]
 
     def _tuple(
         self,
@@ -153,6 +217,7 @@ class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAs
         entry: tuple[Typed, Typed, str | None],
         config: RunnableConfig | None = None,
         metadata: Any = None,
+        remember: bool = False,
     ) -> CheckpointTuple:
         envelope, metadata_b, parent_id = entry
         key = (thread_id, ns, checkpoint_id)
@@ -164,16 +229,24 @@ class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAs
                 metadata = meta
         else:
             checkpoint = self.serde.loads_typed(envelope)
-            channels, stored = self._stored_values(thread_id, ns, checkpoint["channel_versions"])
-            checkpoint = {
-                **checkpoint,
-                "channel_values": dict(zip(channels, loads_many(self.serde, stored))),
-            }
+            channels, stored, rebuilt = self._stored_values(
+                thread_id, ns, checkpoint["channel_versions"]
+            )
+            if rebuilt:
+                rest = iter(
+                    loads_many(self.serde, [b for i, b in enumerate(stored) if i not in rebuilt])
+                )
+                decoded = [rebuilt[i] if i in rebuilt else next(rest) for i in range(len(stored))]
+            else:
+                decoded = loads_many(self.serde, stored)
+            checkpoint = {**checkpoint, "channel_values": dict(zip(channels, decoded))}
             payload = msgpack_payload(self.serde, [envelope, metadata_b, *stored], READ_CACHE_MAX)
             if payload is not None:
                 if len(self._reads) >= READ_CACHE:
                     self._reads.clear()
                 self._reads[key] = (entry, tuple(channels), payload)
+        if remember and self.append_deltas:
+            self._read_tails(thread_id, ns, checkpoint)
         held = self.writes.get((thread_id, ns, checkpoint_id))
         if held:
             order = sorted(held, key=lambda k: writes_sort_key(held[k][3], *k))
@@ -201,7 +274,9 @@ class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAs
         if checkpoint_id:
             entry = checkpoints.get(checkpoint_id)
             return (
-                None if entry is None else self._tuple(thread_id, ns, checkpoint_id, entry, config)
+                None
+                if entry is None
+                else self._tuple(thread_id, ns, checkpoint_id, entry, config, remember=True)
             )
         head = self._heads.get((thread_id, ns))
         if head is not None and head[0] is checkpoints and head[1] in checkpoints:
@@ -209,7 +284,7 @@ class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAs
         else:
             checkpoint_id = max(checkpoints)
             self._heads[(thread_id, ns)] = (checkpoints, checkpoint_id)
-        return self._tuple(thread_id, ns, checkpoint_id, checkpoints[checkpoint_id])
+        return self._tuple(thread_id, ns, checkpoint_id, checkpoints[checkpoint_id], remember=True)
 
     def list(
         self,
@@ -288,11 +363,28 @@ class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAs
         blobs = {}
         dumps = self.serde.dumps_typed
         channel = None
+        tails: dict[tuple[str, str, str], Tail | None] = {}
         try:
-            for channel, version in new_versions.items():
-                blobs[(thread_id, ns, channel, version)] = (
-                    dumps(values[channel]) if channel in values else _EMPTY
-                )
+            if self.append_deltas:
+                held = self._tails
+                for channel, version in new_versions.items():
+                    value = values.get(channel, _EMPTY)
+                    if type(value) is list:
+                        key = (thread_id, ns, channel)
+                        blobs[(*key, version)], tails[key] = encode_value(
+                            dumps, value, version, held.get(key)
+                        )
+                        continue
+                    blobs[(thread_id, ns, channel, version)] = (
+                        _EMPTY if value is _EMPTY else dumps(value)
+                    )
+                    if held and (thread_id, ns, channel) in held:
+                        tails[(thread_id, ns, channel)] = None  # (not a list: no tail)
+            else:
+                for channel, version in new_versions.items():
+                    blobs[(thread_id, ns, channel, version)] = (
+                        dumps(values[channel]) if channel in values else _EMPTY
+                    )
         except TypeError:
             self._dump("channel", values[channel], channel)  # raises, naming the channel
             raise
@@ -302,13 +394,16 @@ class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAs
             else ("msgpack", envelope)
         )
         meta = self._dump("checkpoint metadata", get_checkpoint_metadata(config, metadata))
-        if self._reads:
-            before = len(self.blobs)
-            self.blobs.update(blobs)
-            if len(self.blobs) != before + len(blobs):  # a version's blob replaced
-                self._reads.clear()
-        else:
-            self.blobs.update(blobs)
+        stored = self.blobs
+        if not stored.keys().isdisjoint(blobs):
+            # versions stored again: a delta naming one must not see other bytes
+            self._clear_reads()
+            changed = [k for k in blobs if k in stored and stored[k] != blobs[k]]
+            if changed:
+                self._rebase_dependents(changed)
+        stored.update(blobs)
+        if tails:
+            self._keep_tails(tails)
         parent_id = config["configurable"].get("checkpoint_id")
         checkpoints = self.storage[thread_id][ns]
         cid = checkpoint["id"]
@@ -320,6 +415,50 @@ class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAs
             elif cid > head[1]:
                 self._heads[(thread_id, ns)] = (checkpoints, cid)
         return _config(thread_id, ns, cid)
+
+    def _read_tails(self, thread_id: str, ns: str, checkpoint: dict[str, Any]) -> None:
+        """Tails of the list values a `get_tuple` returns (`read_tail`)."""
+        versions = checkpoint["channel_versions"]
+        held = self._tails
+        for channel, value in checkpoint["channel_values"].items():
+            if type(value) is list:
+                key = (thread_id, ns, channel)
+                version = versions[channel]
+                kept = read_tail(self.blobs[(*key, version)], version, value, held.get(key))
+                if kept:
+                    if len(held) >= TAILS and key not in held:
+                        held.clear()
+                    held[key] = kept
+
+    def _keep_tails(self, tails: dict[tuple[str, str, str], Tail | None]) -> None:
+        """After a put: each channel's new tail only (what the run continues from; the
+        older ones would keep earlier generations of the list's objects alive)."""
+        held = self._tails
+        if len(held) + len(tails) > TAILS:
+            held.clear()
+        for key, tail in tails.items():
+            if tail is None:
+                held.pop(key, None)
+            else:
+                held[key] = [tail]
+
+    def _rebase_dependents(self, keys: Sequence[tuple]) -> None:
+        """Before the blobs at `keys` are stored again with other bytes: store every append
+        delta whose chain reads one of them whole (rebuilt from the bytes held now)."""
+        doomed = set(keys)
+        lines = {k[:3] for k in keys}
+        whole = {}
+        for key, blob in list(self.blobs.items()):
+            if (
+                blob[0] == DELTA_TYPE
+                and key[:3] in lines
+                and key not in doomed
+                and doomed.intersection(self._chain_keys(*key)[1:])
+            ):
+                whole[key] = self._rebuild(*key)[0]
+        self.blobs.update(whole)
+        for key in lines:
+            self._tails.pop(key, None)
 
     def put_writes(
         self,
@@ -416,11 +555,18 @@ class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAs
             dropped = True
         if not dropped:
             return
-        self._reads.clear()
-        live = set()
+        self._clear_reads()
+        self._forget_tails(thread_id)
+        live: set[tuple[str, Any]] = set()
+        reached: dict[str, set[Any]] = {}  # channel -> its live versions
         for envelope, _, _ in checkpoints.values():
             for channel, version in self.serde.loads_typed(envelope)["channel_versions"].items():
-                live.add((channel, version))
+                if (channel, version) not in live:
+                    # (with the versions its append-delta chain reads)
+                    mine = reached.setdefault(channel, set())
+                    for key in self._chain_keys(thread_id, ns, channel, version, mine):
+                        live.add(key[2:])
+                        mine.add(key[3])
         for key in [
             k for k in self.blobs if k[0] == thread_id and k[1] == ns and (k[2], k[3]) not in live
         ]:
@@ -432,9 +578,14 @@ class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAs
                 del self.storage[thread_id]
 
     def _forget_heads(self, thread_id: str) -> None:
-        self._reads.clear()  # (blobs are deleted or copied next)
+        self._clear_reads()  # (blobs are deleted or copied next)
+        self._forget_tails(thread_id)
         for key in [k for k in self._heads if k[0] == thread_id]:
             del self._heads[key]
+
+    def _forget_tails(self, thread_id: str) -> None:
+        for key in [k for k in self._tails if k[0] == thread_id]:
+            del self._tails[key]
 
     # --- async API: the sync methods (nothing here blocks); see `_async_twin` below
     async def alist(self, config: RunnableConfig | None, **kwargs: Any) -> AsyncIterator[Any]:

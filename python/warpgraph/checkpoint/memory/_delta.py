@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from warpgraph.checkpoint._sql.appends import DELTA_TYPE
 from warpgraph.checkpoint.base import (
     DeltaChannelHistory,
     PendingWrite,
@@ -51,7 +52,11 @@ def memory_delta_history(
                 continue
             blob = saver.blobs.get((thread_id, ns, ch, version))
             if blob is not None and blob[0] != "empty":
-                found[ch] = loads(blob)
+                found[ch] = (
+                    saver._rebuild(thread_id, ns, ch, version)[1]
+                    if blob[0] == DELTA_TYPE
+                    else loads(blob)
+                )
         held = saver.writes.get((thread_id, ns, cursor))
         if held:
             # this ancestor's writes made its child: newest-first order within the step too

@@ -1,0 +1,215 @@
+"""A long chat thread: what checkpointing a growing message list costs, warpgraph's savers
+(append deltas, `warpgraph/checkpoint/_sql/appends.py`) against LangGraph's, same run.
+
+Run timed:   pytest benches/bench_append_deltas.py --benchmark-enable --benchmark-group-by=group
+As a test:   pytest benches/bench_append_deltas.py   (--benchmark-disable: one short thread
+             per side, final states compared; no timed assertions)
+A/B:         PYTHONPATH=benches .venv/bin/python benches/bench_append_deltas.py [turns]
+             (the sides take turns in one process; prints per side the thread's total
+             time, its encode time - the serializer's `dumps_typed` calls - and the stored
+             bytes, and LangGraph / warpgraph ratios)
+
+The thread: TURNS turns, each a new `invoke` on the same thread (as a chat server runs a
+turn), its one node appending a human and an AI message (~100 characters each). Kinds:
+* `messages`: langchain-core messages through `add_messages`;
+* `dicts`: plain dicts through `operator.add`.
+Savers: `memory` (each library's InMemorySaver) and `sqlite` (each library's SqliteSaver on
+a fresh file). Stored bytes: the saver's blob values (memory) or the checkpoint, blob and
+write tables' payload bytes (sqlite). A whole-value saver stores O(turns^2) bytes; append
+deltas store O(total).
+"""
+
+from __future__ import annotations
+
+import importlib
+import operator
+import os
+import sqlite3
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from typing import Annotated, Any
+
+import pytest
+from typing_extensions import TypedDict
+
+LIBS = ("langgraph", "warpgraph")
+KINDS = ("messages", "dicts")
+SAVERS = ("memory", "sqlite")
+TURNS = 1000
+TEST_TURNS = 30
+TEXT = "lorem ipsum dolor sit amet, consectetur adipiscing elit " * 2
+
+
+class Dicts(TypedDict):
+    log: Annotated[list, operator.add]
+    n: int
+
+
+def _dict_turn(state: dict) -> dict:
+    n = state["n"]
+    return {
+        "log": [
+            {"role": "user", "content": f"{n} {TEXT}", "id": f"u{n}"},
+            {"role": "assistant", "content": f"{n} {TEXT}", "id": f"a{n}"},
+        ]
+    }
+
+
+def _message_turn(state: dict) -> dict:
+    from langchain_core.messages import AIMessage, HumanMessage
+
+    n = state["n"]
+    return {
+        "messages": [
+            HumanMessage(f"{n} {TEXT}", id=f"u{n}"),
+            AIMessage(f"{n} {TEXT}", id=f"a{n}"),
+        ]
+    }
+
+
+class _Timed:
+    """Wraps a serializer's `dumps_typed` (an instance attribute: the serializer's type,
+    which warpgraph's fast paths check, is unchanged) and sums the time spent in it."""
+
+    def __init__(self, serde: Any) -> None:
+        self.spent = 0.0
+        inner = serde.dumps_typed
+
+        def dumps_typed(obj: Any) -> Any:
+            t0 = time.perf_counter()
+            try:
+                return inner(obj)
+            finally:
+                self.spent += time.perf_counter() - t0
+
+        serde.dumps_typed = dumps_typed
+
+
+class Side:
+    def __init__(self, lib: str, kind: str, saver_kind: str, tmp: str) -> None:
+        self.lib, self.kind, self.saver_kind, self.tmp = lib, kind, saver_kind, tmp
+        graph = importlib.import_module(f"{lib}.graph")
+        self.graph_mod = graph
+        if kind == "messages":
+            message = importlib.import_module(f"{lib}.graph.message")
+
+            chat = TypedDict("Chat", {"messages": Annotated[list, message.add_messages], "n": int})
+
+            self.schema, self.node, self.channel = chat, _message_turn, "messages"
+        else:
+            self.schema, self.node, self.channel = Dicts, _dict_turn, "log"
+
+    def _saver(self) -> Any:
+        if self.saver_kind == "memory":
+            return importlib.import_module(f"{self.lib}.checkpoint.memory").InMemorySaver()
+        path = os.path.join(self.tmp, f"{self.lib}-{self.kind}-{uuid.uuid4().hex}.db")
+        self.path = path
+        conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = NORMAL")
+        return importlib.import_module(f"{self.lib}.checkpoint.sqlite").SqliteSaver(conn)
+
+    def thread(self, turns: int) -> tuple[float, float, int, Any]:
+        """Run a fresh thread of `turns` turns: (total s, encode s, stored bytes, state)."""
+        saver = self._saver()
+        timed = _Timed(saver.serde)
+        g = self.graph_mod.StateGraph(self.schema)
+        g.add_node("turn", self.node)
+        g.add_edge(self.graph_mod.START, "turn")
+        g.add_edge("turn", self.graph_mod.END)
+        app = g.compile(checkpointer=saver)
+        config = {"configurable": {"thread_id": "chat"}}
+        t0 = time.perf_counter()
+        for n in range(turns):
+            app.invoke({"n": n}, config)
+        spent = time.perf_counter() - t0
+        state = app.get_state(config).values
+        stored = self._stored(saver)
+        if self.saver_kind == "sqlite":
+            saver.conn.close()
+            os.unlink(self.path)
+        return spent, timed.spent, stored, state
+
+    def _stored(self, saver: Any) -> int:
+        if self.saver_kind == "memory":
+            return sum(len(b[1]) for b in saver.blobs.values())
+        conn = saver.conn
+        tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+        total = 0
+        for table in tables:
+            cols = [r[1] for r in conn.execute(f"PRAGMA table_info({table})")]
+            for col in ("checkpoint", "metadata", "blob", "value"):
+                if col in cols:
+                    total += (
+                        conn.execute(f"SELECT sum(length({col})) FROM {table}").fetchone()[0] or 0
+                    )
+        return total
+
+
+def _final(state: dict, channel: str) -> list:
+    out = []
+    for item in state[channel]:
+        out.append(item if isinstance(item, dict) else (type(item).__name__, item.content, item.id))
+    return out
+
+
+# --- pytest-benchmark -------------------------------------------------------------------
+_FINALS: dict[tuple[str, str], dict[str, Any]] = {}
+
+
+@pytest.mark.parametrize("lib", LIBS)
+@pytest.mark.parametrize("saver", SAVERS)
+@pytest.mark.parametrize("kind", KINDS)
+def test_chat_thread(benchmark: Any, tmp_path: Any, kind: str, saver: str, lib: str) -> None:
+    pytest.importorskip("langchain_core")
+    side = Side(lib, kind, saver, str(tmp_path))
+    benchmark.group = f"chat/{kind}/{saver}"
+    benchmark.extra_info.update({"kind": kind, "saver": saver, "lib": lib})
+    turns = TURNS if benchmark.enabled else TEST_TURNS
+    got = benchmark.pedantic(side.thread, args=(turns,), rounds=3 if benchmark.enabled else 1)
+    benchmark.extra_info["stored_bytes"] = got[2]
+    benchmark.extra_info["encode_s"] = got[1]
+    finals = _FINALS.setdefault((kind, saver), {})
+    finals[lib] = _final(got[3], side.channel)
+    assert len(finals[lib]) == 2 * turns
+    if len(finals) == 2:
+        assert finals["warpgraph"] == finals["langgraph"]
+
+
+# --- A/B in one process -------------------------------------------------------------------
+def _ab(turns: int = TURNS, rounds: int = 3) -> None:
+    tmp = tempfile.mkdtemp()
+    rows: dict[tuple[str, str, str], list[tuple[float, float, int]]] = {}
+    for _ in range(rounds):
+        for kind in KINDS:
+            for saver in SAVERS:
+                for lib in LIBS:
+                    got = Side(lib, kind, saver, tmp).thread(turns)
+                    rows.setdefault((kind, saver, lib), []).append(got[:3])
+    print(f"{turns}-turn thread, 2 messages a turn, median of {rounds}")
+    for kind in KINDS:
+        for saver in SAVERS:
+            med = {}
+            for lib in LIBS:
+                runs = rows[(kind, saver, lib)]
+                med[lib] = [statistics.median(r[i] for r in runs) for i in range(3)]
+                total, encode, stored = med[lib]
+                print(
+                    f"{kind:8} {saver:6} {lib:9} total {total * 1e3:8.1f} ms  "
+                    f"encode {encode * 1e3:8.1f} ms  stored {stored / 1e6:8.2f} MB"
+                )
+            ref, ours = med["langgraph"], med["warpgraph"]
+            # (warpgraph's SqliteSaver serializes through a reference it took when it was
+            # made, before `_Timed` wraps the serializer: its encode time is not seen)
+            encode = f"{ref[1] / ours[1]:6.1f}x" if ours[1] else "   n/a "
+            print(
+                f"{kind:8} {saver:6} ratio     total {ref[0] / ours[0]:6.1f}x  "
+                f"encode {encode}  stored {ref[2] / ours[2]:6.1f}x"
+            )
+
+
+if __name__ == "__main__":
+    _ab(int(sys.argv[1]) if len(sys.argv) > 1 else TURNS)
