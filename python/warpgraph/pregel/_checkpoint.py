@@ -108,6 +108,9 @@ def patch_checkpoint_map(config: dict | None, metadata: dict | None) -> dict | N
     }
 
 
+_CONFIG_KEY_SET = frozenset(CONFIG_KEYS)
+
+
 class _SnapTask:
     """A prepared task as get_state sees it (id, name, path, writes, subgraph flag)."""
 
@@ -123,7 +126,7 @@ class SnapshotMixin:
     """get_state / get_state_history for Pregel."""
 
     def _state_checkpointer(self, config: dict) -> Any:
-        if config and current_config() is None and all(k in CONFIG_KEYS for k in config):
+        if config and current_config() is None and _CONFIG_KEY_SET.issuperset(config):
             # (outside a task `ensure_config` would only copy `config`'s configurable)
             conf = config.get(CONF)
             saver = self._resolve_checkpointer({CONF: conf} if conf else {})  # type: ignore[attr-defined]
