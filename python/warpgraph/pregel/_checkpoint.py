@@ -108,6 +108,9 @@ def patch_checkpoint_map(config: dict | None, metadata: dict | None) -> dict | N
     }
 
 
+_CONFIG_KEY_SET = frozenset(CONFIG_KEYS)
+
+
 class _SnapTask:
     """A prepared task as get_state sees it (id, name, path, writes, subgraph flag)."""
 
@@ -123,7 +126,7 @@ class SnapshotMixin:
     """get_state / get_state_history for Pregel."""
 
     def _state_checkpointer(self, config: dict) -> Any:
-        if config and current_config() is None and all(k in CONFIG_KEYS for k in config):
+        if config and current_config() is None and _CONFIG_KEY_SET.issuperset(config):
             # (outside a task `ensure_config` would only copy `config`'s configurable)
             conf = config.get(CONF)
             saver = self._resolve_checkpointer({CONF: conf} if conf else {})  # type: ignore[attr-defined]
@@ -164,7 +167,8 @@ class SnapshotMixin:
             if path[0] == "__pregel_push":
                 path = ("__pregel_push", path[1], False)
             tasks[tid] = _SnapTask(tid, name, path, trig, nodes[name].subgraphs)
-        pending = saved.pending_writes or []
+        pending = saved.pending_writes
+        statuses = read_task_statuses(pending) if pending else {}
         if states is None:
             states = {}
             for t in tasks.values():
@@ -178,10 +182,10 @@ class SnapshotMixin:
                             CONFIG_KEY_CHECKPOINT_NS: ns,
                         }
                     }
-        if null_writes := [w[1:] for w in pending if w[0] == NULL_TASK_ID]:
+        if pending and (null_writes := [w[1:] for w in pending if w[0] == NULL_TASK_ID]):
             engine.apply_writes([(INPUT, (), (), null_writes)], None)
-        if live and pending:
-            for tid, st in read_task_statuses(pending).items():
+        if live and statuses:
+            for tid, st in statuses.items():
                 if tid in tasks:
                     tasks[tid].writes.extend(st.output)
             if done := [t for t in tasks.values() if t.writes]:
@@ -189,7 +193,7 @@ class SnapshotMixin:
                     [(t.name, t.path, t.triggers, list(t.writes)) for t in done], None
                 )
         keys = self.stream_channels_asis  # type: ignore[attr-defined]
-        tww = tasks_w_writes(tasks.values(), pending, states, keys, live=live)
+        tww = tasks_w_writes(tasks.values(), pending, states, keys, live=live, statuses=statuses)
         return StateSnapshot(
             read_channels(engine, keys),
             tuple(t.name for t in tasks.values() if not t.writes),

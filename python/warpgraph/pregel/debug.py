@@ -137,6 +137,18 @@ def map_debug_task_results(task: Any, writes: Sequence[tuple[str, Any]], stream_
     }
 
 
+def _task_result(output: tuple, output_keys: Any) -> Any:
+    """A finished task's result: its RETURN value, else its writes to `output_keys`."""
+    rtn = next((v for c, v in output if c == RETURN), MISSING)
+    if rtn is not MISSING:
+        return rtn
+    if isinstance(output_keys, str):
+        m = map_task_result_writes([(c, v) for c, v in output if c == output_keys])
+        return m.get(str(output_keys)) if m else None
+    fw = [(c, v) for c, v in output if c in output_keys]  # (no RETURN write here)
+    return map_task_result_writes(fw) if fw else {}
+
+
 def tasks_w_writes(
     tasks: Iterable[Any],
     pending_writes: list | None,
@@ -144,24 +156,17 @@ def tasks_w_writes(
     output_keys: Any,
     *,
     live: bool = False,
+    statuses: dict[str, TaskStatus] | None = None,
 ) -> tuple:
-    """PregelTask tuples annotated with errors, interrupts, results and subgraph states."""
+    """PregelTask tuples annotated with errors, interrupts, results and subgraph states
+    (`statuses`: `read_task_statuses(pending_writes)` when the caller has it already)."""
     from warpgraph.types import PregelTask
 
-    statuses = read_task_statuses(pending_writes or [])
+    if statuses is None:
+        statuses = read_task_statuses(pending_writes) if pending_writes else {}
     out = []
     for task in tasks:
         st = statuses.get(task.id, _NOT_STARTED)
-        rtn = next((v for c, v in st.output if c == RETURN), MISSING)
-        tw = [(c, v) for c, v in st.output if c != RETURN]
-        if rtn is not MISSING:
-            result = rtn
-        elif isinstance(output_keys, str):
-            m = map_task_result_writes([(c, v) for c, v in tw if c == output_keys])
-            result = m.get(str(output_keys)) if m else None
-        else:
-            fw = [(c, v) for c, v in tw if c in output_keys]
-            result = map_task_result_writes(fw) if fw else {}
         out.append(
             PregelTask(
                 task.id,
@@ -170,7 +175,7 @@ def tasks_w_writes(
                 st.error,
                 st.pending_interrupts if live else st.interrupts,
                 states.get(task.id) if states else None,
-                result if st.finished else None,
+                _task_result(st.output, output_keys) if st.output else None,
             )
         )
     return tuple(out)

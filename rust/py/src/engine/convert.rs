@@ -10,7 +10,7 @@ use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use warpgraph_core::apply::Run;
 use warpgraph_core::error::CoreError;
 use warpgraph_core::ids::{write_path, Element, PathElement};
-use warpgraph_core::version::{null_version, py_gt, OrdMap, Version, VersionMap};
+use warpgraph_core::version::{null_version, py_gt, FastMap, OrdMap, Version, VersionMap};
 
 use crate::envelope::sections::{self as env, Entry, SharedSections};
 
@@ -396,9 +396,9 @@ impl Mirror {
     }
 }
 
-fn key_str(k: &Bound<'_, PyAny>, what: &str) -> PyResult<String> {
+fn key_str<'a>(k: &'a Bound<'_, PyAny>, what: &str) -> PyResult<&'a str> {
     match k.cast::<PyString>() {
-        Ok(s) => Ok(s.to_str()?.to_owned()),
+        Ok(s) => s.to_str(),
         Err(_) => Err(PyTypeError::new_err(format!(
             "{what}: expected str, got {}",
             k.repr()?
@@ -406,9 +406,39 @@ fn key_str(k: &Bound<'_, PyAny>, what: &str) -> PyResult<String> {
     }
 }
 
-/// `{channel: version}` from a dict (order kept).
-pub fn version_map_from_py(d: &Bound<'_, PyAny>, what: &str) -> PyResult<VersionMap> {
-    let d = d.cast::<PyDict>().map_err(|_| {
+/// Shared strings a checkpoint's version maps can reuse instead of allocating: the graph's
+/// channel names (keys) and the versions read so far (a `versions_seen` entry usually
+/// holds the channel's current version).
+pub struct KnownKeys<'a> {
+    pub names: &'a [Arc<str>],
+    pub index: &'a FastMap<Arc<str>, usize>,
+    pub versions: Option<&'a VersionMap>,
+}
+
+impl KnownKeys<'_> {
+    fn insert(&self, m: &mut VersionMap, key: &str, v: &Bound<'_, PyAny>) -> PyResult<()> {
+        if let Ok(s) = v.cast::<PyString>() {
+            let text = s.to_str()?;
+            let shared = match self.versions.and_then(|vs| vs.get(key)) {
+                Some(Version::Str(cur)) if **cur == *text => cur.clone(),
+                _ => Arc::from(text),
+            };
+            return self.put(m, key, Version::Str(shared));
+        }
+        self.put(m, key, version_from_py(v)?)
+    }
+
+    fn put(&self, m: &mut VersionMap, key: &str, v: Version) -> PyResult<()> {
+        match self.index.get(key) {
+            Some(&c) => m.insert_arc(&self.names[c], v),
+            None => m.insert(key, v),
+        };
+        Ok(())
+    }
+}
+
+fn as_dict<'a, 'py>(d: &'a Bound<'py, PyAny>, what: &str) -> PyResult<&'a Bound<'py, PyDict>> {
+    d.cast::<PyDict>().map_err(|_| {
         PyTypeError::new_err(format!(
             "{what} must be a dict, got {}",
             d.get_type()
@@ -416,24 +446,35 @@ pub fn version_map_from_py(d: &Bound<'_, PyAny>, what: &str) -> PyResult<Version
                 .map(|n| n.to_string())
                 .unwrap_or_default()
         ))
-    })?;
+    })
+}
+
+/// `{channel: version}` from a dict (order kept), sharing `known`'s strings where they
+/// match.
+pub fn version_map_from_py_known(
+    d: &Bound<'_, PyAny>,
+    what: &str,
+    known: &KnownKeys<'_>,
+) -> PyResult<VersionMap> {
+    let d = as_dict(d, what)?;
     let mut m = VersionMap::with_capacity(d.len());
     for (k, v) in d.iter() {
-        m.insert(&key_str(&k, what)?, version_from_py(&v)?);
+        known.insert(&mut m, key_str(&k, what)?, &v)?;
     }
     Ok(m)
 }
 
-/// `{node: {channel: version}}` from a dict (two levels, order kept).
-pub fn seen_from_py(d: &Bound<'_, PyAny>) -> PyResult<OrdMap<VersionMap>> {
+/// `{node: {channel: version}}` from a dict (two levels, order kept), sharing `known`'s
+/// strings where they match.
+pub fn seen_from_py(d: &Bound<'_, PyAny>, known: &KnownKeys<'_>) -> PyResult<OrdMap<VersionMap>> {
     let d = d
         .cast::<PyDict>()
         .map_err(|_| PyTypeError::new_err("versions_seen must be a dict"))?;
     let mut m = OrdMap::with_capacity(d.len());
     for (k, v) in d.iter() {
         m.insert(
-            &key_str(&k, "versions_seen")?,
-            version_map_from_py(&v, "versions_seen entries")?,
+            key_str(&k, "versions_seen")?,
+            version_map_from_py_known(&v, "versions_seen entries", known)?,
         );
     }
     Ok(m)
@@ -511,7 +552,7 @@ pub fn str_list(v: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<String>> {
         .map_err(|_| PyTypeError::new_err(format!("{what} must be a sequence of str")))?
     {
         let item = item?;
-        out.push(key_str(&item, what)?);
+        out.push(key_str(&item, what)?.to_owned());
     }
     Ok(out)
 }

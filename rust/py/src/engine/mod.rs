@@ -25,7 +25,8 @@ use warpgraph_core::version::{self as ver, Version, VersionMap};
 
 use channels::{PyOps, V};
 use convert::{
-    seen_from_py, str_list, version_from_py, version_map_from_py, version_to_py, Mirror,
+    seen_from_py, str_list, version_from_py, version_map_from_py_known, version_to_py, KnownKeys,
+    Mirror,
 };
 use graphspec::{GraphSpec, SpecInner};
 use ops::{CoreErr, NextVersion};
@@ -74,10 +75,10 @@ struct PrepScratch {
 impl Engine {
     #[new]
     #[pyo3(signature = (spec, checkpoint=None))]
-    fn new(
-        py: Python<'_>,
-        spec: &Bound<'_, GraphSpec>,
-        checkpoint: Option<&Bound<'_, PyAny>>,
+    fn new<'py>(
+        py: Python<'py>,
+        spec: &Bound<'py, GraphSpec>,
+        checkpoint: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Self> {
         let inner = spec.get().inner.clone();
         let ops = PyOps {
@@ -92,13 +93,13 @@ impl Engine {
             ),
             _ => None,
         };
-        let get = |k: &str| -> PyResult<Option<Bound<'_, PyAny>>> {
+        let get = |k: &Bound<'py, PyString>| -> PyResult<Option<Bound<'py, PyAny>>> {
             match &cp {
                 Some(d) => Ok(d.get_item(k)?.filter(|v| !v.is_none())),
                 None => Ok(None),
             }
         };
-        let values = get("channel_values")?;
+        let values = get(intern!(py, "channel_values"))?;
         let values = match &values {
             Some(v) => Some(v.cast::<PyDict>().map_err(|_| {
                 PyTypeError::new_err("checkpoint['channel_values'] must be a dict")
@@ -113,15 +114,21 @@ impl Engine {
             };
             states.push(channels::restore(&ops, ch, v.as_ref())?);
         }
-        let versions = match get("channel_versions")? {
-            Some(v) => version_map_from_py(&v, "checkpoint['channel_versions']")?,
+        let mut known = KnownKeys {
+            names: &inner.graph.names,
+            index: &inner.graph.index,
+            versions: None,
+        };
+        let versions = match get(intern!(py, "channel_versions"))? {
+            Some(v) => version_map_from_py_known(&v, "checkpoint['channel_versions']", &known)?,
             None => VersionMap::new(),
         };
-        let seen = match get("versions_seen")? {
-            Some(v) => seen_from_py(&v)?,
+        known.versions = Some(&versions);
+        let seen = match get(intern!(py, "versions_seen"))? {
+            Some(v) => seen_from_py(&v, &known)?,
             None => ver::OrdMap::new(),
         };
-        let updated: Vec<Arc<str>> = match get("updated_channels")? {
+        let updated: Vec<Arc<str>> = match get(intern!(py, "updated_channels"))? {
             Some(v) => str_list(&v, "checkpoint['updated_channels']")?
                 .iter()
                 .map(|s| Arc::from(s.as_str()))
@@ -129,14 +136,13 @@ impl Engine {
             None => Vec::new(),
         };
         let run = Run::new(&inner.graph, states, versions, seen, updated);
-        let aliases = Aliases::new(py, &inner);
         let n_groups = inner.input_groups;
         Ok(Engine {
             spec: inner,
             run,
             mirror: Mirror::default(),
             pool: Vec::new(),
-            aliases,
+            aliases: Aliases::default(), // (seeded by the first apply_writes)
             prep: Mutex::new(PrepScratch::default()),
             inputs: Mutex::new((0..n_groups).map(|_| InputCache::Empty).collect()),
         })
@@ -357,6 +363,7 @@ impl Engine {
         };
         let mut pool = std::mem::take(&mut self.pool);
         let mut aliases = std::mem::take(&mut self.aliases);
+        aliases.seed_once(py, &self.spec);
         let filled = self.fill_tasks(py, tasks, &mut pool, &mut aliases);
         self.aliases = aliases;
         let n = match filled {

@@ -23,14 +23,17 @@ pub(crate) struct Aliases(FastMap<usize, (Py<PyString>, usize)>);
 const MAX_ALIASES: usize = 4096;
 
 impl Aliases {
-    pub(crate) fn new(py: Python<'_>, spec: &SpecInner) -> Self {
-        let mut a = Aliases::default();
-        a.seed(py, spec);
-        a
+    /// Seeds the graph's own names unless that was done (an Engine that never applies
+    /// writes, such as a state snapshot's, never pays for it).
+    pub(crate) fn seed_once(&mut self, py: Python<'_>, spec: &SpecInner) {
+        if self.0.is_empty() {
+            self.seed(py, spec);
+        }
     }
 
     fn seed(&mut self, py: Python<'_>, spec: &SpecInner) {
         self.0.clear();
+        self.0.reserve(spec.chan_names.len());
         for (c, n) in spec.chan_names.iter().enumerate() {
             self.0.insert(n.as_ptr() as usize, (n.clone_ref(py), c));
         }
