@@ -42,8 +42,10 @@ from warpgraph._internal._constants import (
 from warpgraph._internal._scratchpad import PregelScratchpad
 from warpgraph.config import LAZY_CONFIG_HOLDERS, _DefaultRecursionLimit
 from warpgraph.pregel._calls import CallHook
+from warpgraph.pregel._derived import derived
 from warpgraph.pregel._io import read_channels
 from warpgraph.pregel._tracing import task_callbacks
+from warpgraph.pregel._write import ChannelWrite, is_config_free_writer
 from warpgraph.runtime import ExecutionInfo, Runtime
 from warpgraph.types import PregelExecutableTask, Send
 
@@ -539,8 +541,8 @@ class LazyTask(PregelExecutableTask):
             self.path,
             self.triggers,
             f"{pns}{NS_SEP}{name}{NS_END}{task_id}" if pns else f"{name}{NS_END}{task_id}",
-            info[2],
-            info[3],
+            info.metadata,
+            info.tags,
             False,
             self.writes,
         )
@@ -549,7 +551,7 @@ class LazyTask(PregelExecutableTask):
         """The config's tags without building it."""
         raw = _raw_config(self)
         if type(raw) is tuple:
-            tags, base_tags = raw[0]._nodes[self.name][3], raw[0]._task_base.get("tags")
+            tags, base_tags = raw[0]._nodes[self.name].tags, raw[0]._task_base.get("tags")
             return (base_tags + tags if base_tags else tags) if tags else base_tags
         return raw.get("tags")
 
@@ -572,23 +574,22 @@ def is_lazy_unbuilt(task: Any) -> bool:
 
 
 def lazy_plans(graph: Any) -> dict:
-    """Per node: how to run it without its config (see `node_plan`), or None."""
-    plans = graph.__dict__.get("_lazy_plans_cache")
+    """Per node: how to run it without its config (see `node_plan`), or None (kept with the
+    graph's other derived caches: `_derived.py`)."""
+    d = derived(graph)
+    plans = d.lazy_plans
     if plans is None:
-        plans = graph.__dict__["_lazy_plans_cache"] = {
-            n: node_plan(info[0]) for n, info in graph._node_info.items()
-        }
+        plans = d.lazy_plans = {n: node_plan(info.node) for n, info in d.nodes.items()}
     return plans
 
 
 def node_plan(proc: Any) -> tuple | None:
     """`(func, recurse, steps)` when `proc` is a RunnableSeq of a plain RunnableCallable
-    followed by ChannelWrites / conditional-edge writers whose path is a plain
-    RunnableCallable (or a lone ChannelWrite: func None): nothing in it reads the task
-    config except through get_config()."""
+    followed by ChannelWrites / config-free writers (`_write.is_config_free_writer`: the
+    graph's conditional-edge writers) whose callable is a plain RunnableCallable (or a lone
+    ChannelWrite: func None): nothing in it reads the task config except through
+    get_config()."""
     from warpgraph._internal._runnable import RunnableCallable, RunnableSeq
-    from warpgraph.graph._branch import _BranchWriter
-    from warpgraph.pregel._write import ChannelWrite
 
     def plain(r: Any) -> bool:
         return type(r) is RunnableCallable and r._plain and r.func is not None
@@ -601,7 +602,7 @@ def node_plan(proc: Any) -> tuple | None:
     for w in proc._rest:
         if type(w) is ChannelWrite:
             steps.append((0, w))
-        elif type(w) is _BranchWriter and plain(w.spec.path):
+        elif is_config_free_writer(w) and plain(w.config_free_callable()):
             steps.append((1, w))
         else:
             return None

@@ -42,6 +42,7 @@ from warpgraph.pregel._algo import (
     lazy_plans,
     lazy_task,
 )
+from warpgraph.pregel._derived import LonePlan, derived
 from warpgraph.pregel._persist import ACTIVE
 from warpgraph.pregel._retry import _run_unconfigured
 from warpgraph.pregel._stream import LATEST
@@ -173,26 +174,23 @@ def lone_steps(loop: Any) -> None:
         step = loop.step
 
 
-def lone_plans(graph: Any) -> dict:
+def lone_plans(graph: Any) -> dict[str, LonePlan]:
     """Per node that lone steps can run (a plan, no retry policy, no timeout, no managed
-    values): `(node, mapper, writers, subgraphs, plan)`; cached on the graph."""
-    runs = graph.__dict__.get("_lone_plans_cache")
+    values, no error handler); kept with the graph's other derived caches (`_derived.py`)."""
+    d = derived(graph)
+    runs = d.lone_plans
     if runs is None:
         plans = lazy_plans(graph)
-        runs = {}
         handled = getattr(graph, "node_error_handler_map", ())  # (their failures route)
-        for name, info in graph._node_info.items():
-            # info: node, mapper, metadata, tags, retry, writers, subgraphs, timeout, managed
-            plan = plans.get(name)
-            if (
-                plan is not None
-                and not info[4]
-                and info[7] is None
-                and not info[8]
-                and name not in handled
-            ):
-                runs[name] = (info[0], info[1], info[5], info[6], plan)
-        graph.__dict__["_lone_plans_cache"] = runs
+        runs = d.lone_plans = {
+            name: LonePlan(info.node, info.mapper, info.writers, info.subgraphs, plan)
+            for name, info in d.nodes.items()
+            if (plan := plans.get(name)) is not None
+            and not info.retry_policy
+            and info.timeout is None
+            and not info.managed
+            and name not in handled
+        }
     return runs
 
 

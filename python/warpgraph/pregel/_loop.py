@@ -55,6 +55,7 @@ from warpgraph.pregel._algo import (
 from warpgraph.pregel._delta import COUNTERS as DELTA_COUNTERS
 from warpgraph.pregel._delta import DeltaRun, set_counters
 from warpgraph.pregel._delta_ids import stamp_ids
+from warpgraph.pregel._derived import derived, lazy_values_ok
 from warpgraph.pregel._handlers import handler_task, resume_handlers
 from warpgraph.pregel._io import (
     interrupt_chunk,
@@ -67,7 +68,7 @@ from warpgraph.pregel._lone import lone_steps, lone_steps_ok
 from warpgraph.pregel._replay import load_saved, replay_state_for
 from warpgraph.pregel._resume import EmptyCommandError, check_resume
 from warpgraph.pregel._savers import _is_memory_saver, _saver_next_version
-from warpgraph.pregel._stream import LATEST, Stream, _lazy_ok, duplex
+from warpgraph.pregel._stream import LATEST, Stream, duplex
 from warpgraph.pregel.debug import (
     map_debug_checkpoint,
     map_debug_task_results,
@@ -157,9 +158,11 @@ class PregelLoop:
         self._want_values = "values" in self.modes
         self._values_keys = output_keys if isinstance(output_keys, str) else list(output_keys)
         # invoke without a values stream: the latest values chunk is read only at the end,
-        # when no later change of an output channel can go without a chunk (see _lazy_ok)
+        # when no later change of an output channel can go without a chunk (see lazy_values_ok)
         self._lazy_values = (
-            self._track_values and not self._want_values and _lazy_ok(graph, self._values_keys)
+            self._track_values
+            and not self._want_values
+            and lazy_values_ok(graph, self._values_keys)
         )
         self._want_ckpt = checkpointer is not None and self._wants("checkpoints")
         sp = conf.get(_c.CONFIG_KEY_SCRATCHPAD)
@@ -203,7 +206,9 @@ class PregelLoop:
         else:
             self.next_version = "int"
         self._id_base = id_prefix()
-        self._nodes = graph._node_info
+        # the graph's derived caches (its node infos, task plans), taken once per run
+        self.derived = derived(graph)
+        self._nodes = self.derived.nodes
         self._task_base = task_base_config(self.config)
         self._out_set = frozenset((output_keys,) if isinstance(output_keys, str) else output_keys)
         self._written = False
@@ -212,7 +217,7 @@ class PregelLoop:
         self._run_id = str(rid) if rid else None
         self._previous = None
         self._untracked = graph._untracked_channels
-        self._spec = graph._graph_spec
+        self._spec = self.derived.spec
         self._step_cache: Any = None
         self._writes_config: Any = None
         # warpgraph's savers never change the configs and checkpoints they are given (nor
