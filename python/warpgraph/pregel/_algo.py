@@ -109,94 +109,44 @@ def _no_null_resume(consume: bool = False) -> None:
     return None
 
 
-# Building the frozen slotted dataclasses through their slot descriptors skips the keyword
-# parsing and per-field object.__setattr__ of the generated __init__ (half the cost).
-_new = object.__new__
-_SP_FIELDS = (
-    "step",
-    "stop",
-    "call_counter",
-    "interrupt_counter",
-    "get_null_resume",
-    "resume",
-    "subgraph_counter",
-)
+def slot_builder(final: type, fields: tuple[str, ...] | None = None) -> type:
+    """A cheap positional constructor of the frozen slotted dataclass `final` (or of a
+    subclass of one that adds no slots): calling it with the fields in order (`fields`,
+    default: the dataclass fields) gives a `final` equal to what its own constructor
+    builds, without the keyword parsing and the per-field `object.__setattr__` of the
+    generated __init__ (half the cost).
 
-
-def _scratch(step: int, stop: int, get_null_resume: Any, resume: list) -> PregelScratchpad:
-    return _scratchpad(
-        step, stop, LazyCounter(), LazyCounter(), get_null_resume, resume, LazyCounter()
+    It is a subclass of the class that declares the slots, with the same layout, whose
+    __init__ stores the fields through the slot descriptors and then makes the object a
+    `final` (CPython allows switching between classes of identical layout). That __init__
+    is the only generated code here: a function of the field names (no value reaches the
+    generated text), so that it takes them as plain positional parameters."""
+    if fields is None:
+        fields = tuple(f.name for f in dataclasses.fields(final))
+    base = next(
+        (c for c in final.__mro__ if set(fields) <= set(c.__dict__.get("__slots__", ()))), None
     )
+    if base is None:  # (not slotted as expected: the real constructor, keyword-free)
+        return lambda *args: final(*args)  # type: ignore[return-value]
+    ns: dict = {"_final": final}
+    exec(  # noqa: S102 - the text holds the dataclass field names only
+        f"def __init__(self, {', '.join(fields)}):\n"
+        + "".join(f"    self.{f} = {f}\n" for f in fields)
+        + "    self.__class__ = _final\n",
+        ns,
+    )
+    attrs = {
+        "__slots__": (),
+        "__init__": ns["__init__"],
+        "__setattr__": object.__setattr__,  # (the dataclass is frozen)
+        "__delattr__": object.__delattr__,
+        "__module__": final.__module__,
+        "__qualname__": final.__qualname__,
+    }
+    return type(final.__name__, (base,), attrs)
 
 
-_EI_FIELDS = (
-    "checkpoint_id",
-    "checkpoint_ns",
-    "task_id",
-    "thread_id",
-    "run_id",
-    "node_attempt",
-    "node_first_attempt_time",
-)
 _RT_FIELDS = tuple(f.name for f in dataclasses.fields(Runtime))
-_TK_FIELDS = (
-    "name",
-    "input",
-    "proc",
-    "writes",
-    "config",
-    "triggers",
-    "retry_policy",
-    "cache_key",
-    "id",
-    "path",
-    "writers",
-    "subgraphs",
-    "timeout",
-)
-
-
-def _compile_builder(cls: type, fields: tuple[str, ...], name: str) -> Any:
-    """A positional constructor for a frozen slotted dataclass that sets the slots directly
-    (same object as the generated __init__ would build, without kw parsing/object.__setattr__).
-
-    Fastest: a plain twin class with the same bases and slots whose __init__ stores the
-    fields, after which the object's class is switched to `cls` (CPython allows this between
-    classes of identical layout; classes with a __weakref__ slot never qualify)."""
-    slots = getattr(cls, "__slots__", None)
-    if slots is not None and set(slots) == set(fields):
-        body = "\n".join(f"    self.{f} = {f}" for f in fields)
-        ns = {}
-        exec(  # noqa: S102 - generated from dataclass field names only
-            f"def __init__(self, {', '.join(fields)}):\n{body}\n", ns
-        )
-        attrs = {"__slots__": tuple(slots), "__init__": ns["__init__"]}
-        if "__orig_bases__" in cls.__dict__:
-            attrs["__orig_bases__"] = cls.__orig_bases__
-        twin = type(f"_{cls.__name__}Twin", cls.__bases__, attrs)
-        try:
-            probe = twin(*([None] * len(fields)))
-            probe.__class__ = cls
-        except TypeError:
-            pass
-        else:
-            ns = {"_twin": twin, "_cls": cls}
-            exec(  # noqa: S102
-                f"def {name}({', '.join(fields)}):\n"
-                f"    o = _twin({', '.join(fields)})\n    o.__class__ = _cls\n    return o\n",
-                ns,
-            )
-            return ns[name]
-    ns = {"_new": _new, "_cls": cls}
-    lines = [f"def {name}({', '.join(fields)}):", "    o = _new(_cls)"]
-    for f in fields:
-        ns[f"_s_{f}"] = getattr(cls, f).__set__
-        lines.append(f"    _s_{f}(o, {f})")
-    lines.append("    return o")
-    exec("\n".join(lines), ns)  # noqa: S102 - generated from dataclass field names only
-    return ns[name]
-
-
 _RT_STD = (
     "context",
     "store",
@@ -207,53 +157,24 @@ _RT_STD = (
     "server_info",
     "control",
 )
-_scratchpad = _compile_builder(PregelScratchpad, _SP_FIELDS, "_scratchpad")
-_exec_info = _compile_builder(ExecutionInfo, _EI_FIELDS, "_exec_info")
-_runtime = _compile_builder(Runtime, _RT_FIELDS, "_runtime")
+# _scratchpad(step, stop, call_counter, interrupt_counter, get_null_resume, resume,
+#             subgraph_counter) -> a PregelScratchpad
+_scratchpad = slot_builder(PregelScratchpad)
+# _exec_info(checkpoint_id, checkpoint_ns, task_id, thread_id, run_id, node_attempt,
+#            node_first_attempt_time) -> an ExecutionInfo
+_exec_info = slot_builder(ExecutionInfo)
+# _runtime(*_RT_FIELDS) -> a Runtime (called with `_RT_STD`'s order only when they agree)
+_runtime = slot_builder(Runtime)
+# _task(name, input, proc, writes, config, triggers, retry_policy, cache_key, id, path,
+#       writers, subgraphs, timeout) -> a PregelExecutableTask
+_task = slot_builder(PregelExecutableTask)
+_builder_of = slot_builder  # (the task subclasses' builders: lazy_task, lazy_call_task)
 
 
-def _builder_of(final: type) -> type:
-    """A twin of PregelExecutableTask whose __init__ stores the fields (positional, in
-    `_TK_FIELDS` order) straight into the slots and then makes the object a `final`
-    (same layout): calling it builds a `final` in one Python frame."""
-    body = "\n".join(f"    self.{f} = {f}" for f in _TK_FIELDS)
-    ns: dict = {"_final": final}
-    exec(  # noqa: S102 - generated from dataclass field names only
-        f"def __init__(self, {', '.join(_TK_FIELDS)}):\n{body}\n    self.__class__ = _final\n",
-        ns,
+def _scratch(step: int, stop: int, get_null_resume: Any, resume: list) -> PregelScratchpad:
+    return _scratchpad(
+        step, stop, LazyCounter(), LazyCounter(), get_null_resume, resume, LazyCounter()
     )
-
-    class _Builder(PregelExecutableTask):
-        __slots__ = ()
-        __setattr__ = object.__setattr__
-        __delattr__ = object.__delattr__
-        __init__ = ns["__init__"]
-
-    _Builder.__name__ = _Builder.__qualname__ = PregelExecutableTask.__name__
-    _Builder.__module__ = PregelExecutableTask.__module__
-    return _Builder
-
-
-def _frozen_task_class() -> type:
-    """PregelExecutableTask as instances get it (same fields, slots, repr, equality among
-    tasks): frozen for everyone but its own keyword-free __init__."""
-    body = "\n".join(f"    _set(self, {f!r}, {f})" for f in _TK_FIELDS)
-    ns: dict = {"_set": object.__setattr__}
-    exec(  # noqa: S102 - generated from dataclass field names only
-        f"def __init__(self, {', '.join(_TK_FIELDS)}):\n{body}\n", ns
-    )
-
-    class Task(PregelExecutableTask):
-        __slots__ = ()
-        __init__ = ns["__init__"]
-
-    Task.__name__ = Task.__qualname__ = PregelExecutableTask.__name__
-    Task.__module__ = PregelExecutableTask.__module__
-    return Task
-
-
-_TaskFrozen = _frozen_task_class()
-_task = _builder_of(_TaskFrozen)  # _task(name, input, ...) -> a frozen task
 
 
 def _local_read(engine: Any, writes: deque, select: Any, fresh: bool = False) -> Any:
