@@ -44,6 +44,7 @@ from warpgraph.config import LAZY_CONFIG_HOLDERS, _DefaultRecursionLimit
 from warpgraph.pregel._calls import CallHook
 from warpgraph.pregel._derived import derived
 from warpgraph.pregel._io import read_channels
+from warpgraph.pregel._records import PreparedTask
 from warpgraph.pregel._tracing import task_callbacks
 from warpgraph.pregel._write import ChannelWrite, is_config_free_writer
 from warpgraph.runtime import ExecutionInfo, Runtime
@@ -333,14 +334,14 @@ def _task_config(
     return cfg
 
 
-def make_tasks(loop: Any, raw: list) -> dict:
+def make_tasks(loop: Any, prepared: list[PreparedTask]) -> dict:
     """PregelExecutableTasks (LangGraph's per-task config, scratchpad, runtime) for the
     engine's prepared tasks `(id, name, path, triggers, input)`, keyed by id in order.
 
     A task whose node only runs a plain function and warpgraph's own writers gets its
     config built on first use (see `LazyTask`); nothing observable differs."""
     out: dict = {}
-    if not raw:
+    if not prepared:
         return out
     nodes = loop._nodes
     pns = loop.parent_ns
@@ -354,7 +355,7 @@ def make_tasks(loop: Any, raw: list) -> dict:
     lazy = rt_fast and simple_pad and "run_name" not in base
     plans = lazy_plans(loop.graph) if lazy else None
     sends = None
-    for task_id, name, path, triggers, val in raw:
+    for task_id, name, path, triggers, val in prepared:
         node, mapper, metadata, tags, retry, writers, subgraphs, timeout, managed = nodes[name]
         if node is None:
             continue
@@ -431,6 +432,8 @@ def make_tasks(loop: Any, raw: list) -> dict:
 # ------------------------------------------------------------------ lazily configured tasks
 
 _BUILD_LOCK = threading.RLock()
+# what the config slot holds: the built config, or (for a LazyTask not built yet) the tuple
+# `(loop, conf, step, checkpoint id, plan)` building it needs (`deferred` in _lone.py)
 _raw_config = PregelExecutableTask.config.__get__  # type: ignore[attr-defined]
 _set_config = PregelExecutableTask.config.__set__  # type: ignore[attr-defined]
 
@@ -443,14 +446,14 @@ class LazyTask(PregelExecutableTask):
 
     @property
     def config(self) -> dict:  # type: ignore[override]
-        raw = _raw_config(self)
-        if type(raw) is tuple:
+        stored = _raw_config(self)
+        if type(stored) is tuple:
             with _BUILD_LOCK:  # built once even if two threads ask at the same time
-                raw = _raw_config(self)
-                if type(raw) is tuple:
-                    raw = self._build(*raw[:4])
-                    _set_config(self, raw)
-        return raw
+                stored = _raw_config(self)
+                if type(stored) is tuple:
+                    stored = self._build(*stored[:4])
+                    _set_config(self, stored)
+        return stored
 
     def _build(self, loop: Any, conf: dict, step: int, cid: str) -> dict:
         name, task_id, pns = self.name, self.id, loop.parent_ns
@@ -470,11 +473,11 @@ class LazyTask(PregelExecutableTask):
 
     def config_tags(self) -> Any:
         """The config's tags without building it."""
-        raw = _raw_config(self)
-        if type(raw) is tuple:
-            tags, base_tags = raw[0]._nodes[self.name].tags, raw[0]._task_base.get("tags")
+        stored = _raw_config(self)
+        if type(stored) is tuple:
+            tags, base_tags = stored[0]._nodes[self.name].tags, stored[0]._task_base.get("tags")
             return (base_tags + tags if base_tags else tags) if tags else base_tags
-        return raw.get("tags")
+        return stored.get("tags")
 
 
 LazyTask.__name__ = LazyTask.__qualname__ = PregelExecutableTask.__name__
