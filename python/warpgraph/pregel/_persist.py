@@ -664,21 +664,11 @@ Plan = Generator[Any, Any, Any]
 """A session operation as steps (see the session's "plans")."""
 
 
-class _Wait:
-    __slots__ = ("_name",)
-
-    def __init__(self, name: str) -> None:
-        self._name = name
-
-    def __repr__(self) -> str:
-        return self._name
-
-
-# the waits a plan may yield besides saver calls
-_SETTLE = _Wait("SETTLE")  # a nested run's read waits for its root run's writer
-_CLOSE_WRITER = _Wait("CLOSE_WRITER")  # the run's own writer: commit all, stop
-_WAIT_SHARED_WRITER = _Wait("WAIT_SHARED_WRITER")  # the shared writer: this run's commits
-_AWAIT_INFLIGHT = _Wait("AWAIT_INFLIGHT")  # async: commits started from task callbacks
+# the waits a plan may yield besides saver calls (each executor knows how to wait)
+_SETTLE: Any = object()  # a nested run's read waits for its root run's writer
+_CLOSE_WRITER: Any = object()  # the run's own writer: commit all, stop
+_WAIT_SHARED_WRITER: Any = object()  # the shared writer: this run's commits
+_AWAIT_INFLIGHT: Any = object()  # async: commits started from task callbacks
 _LIST_FIRST = "list_first"  # a call step: the first tuple `list(*args, **kw)` gives
 
 
