@@ -59,7 +59,7 @@ def lone_steps_ok(loop: Any) -> bool:
         and CONFIG_KEY_NODE_FINISHED not in conf  # (a callback per finished task: on_task_done)
         and type(conf.get(CONFIG_KEY_RUNTIME)) is Runtime
         and _RT_FIELDS == _RT_STD
-        and "run_name" not in loop.config  # (traced: each task a child run)
+        and not loop.traces_tasks
         and not loop.has_delta_channels
     )
 

@@ -378,6 +378,11 @@ class PregelLoop:
     def has_delta_channels(self) -> bool:
         return self._delta is not None
 
+    @property
+    def traces_tasks(self) -> bool:
+        """Each task runs as a child run of the run's tracing callbacks (`_tracing.py`)."""
+        return "run_name" in self._task_base
+
     def start_lone_task(self, task: Any) -> None:
         """A lone step's task is about to run. With `perform_write` the loop records it
         as the step's task and its session commits the previous checkpoint first (the
