@@ -42,7 +42,7 @@ from warpgraph._internal._constants import (
 from warpgraph._internal._scratchpad import PregelScratchpad
 from warpgraph.config import LAZY_CONFIG_HOLDERS, _DefaultRecursionLimit
 from warpgraph.pregel._calls import CallHook
-from warpgraph.pregel._derived import derived
+from warpgraph.pregel._derived import GraphDerived, derived
 from warpgraph.pregel._io import read_channels
 from warpgraph.pregel._records import PreparedTask
 from warpgraph.pregel._tracing import task_callbacks
@@ -353,7 +353,7 @@ def make_tasks(loop: Any, prepared: list[PreparedTask]) -> dict:
     rt_base = lconf.get(CONFIG_KEY_RUNTIME)
     rt_fast = type(rt_base) is Runtime and _RT_FIELDS == _RT_STD
     lazy = rt_fast and simple_pad and "run_name" not in base
-    plans = lazy_plans(loop.graph) if lazy else None
+    plans = plans_of(loop.derived) if lazy else None
     sends = None
     for task_id, name, path, triggers, val in prepared:
         node, mapper, metadata, tags, retry, writers, subgraphs, timeout, managed = nodes[name]
@@ -500,7 +500,11 @@ def is_lazy_unbuilt(task: Any) -> bool:
 def lazy_plans(graph: Any) -> dict:
     """Per node: how to run it without its config (see `node_plan`), or None (kept with the
     graph's other derived caches: `_derived.py`)."""
-    d = derived(graph)
+    return plans_of(derived(graph))
+
+
+def plans_of(d: GraphDerived) -> dict:
+    """`lazy_plans` of the graph `d` was derived from."""
     plans = d.lazy_plans
     if plans is None:
         plans = d.lazy_plans = {n: node_plan(info.node) for n, info in d.nodes.items()}

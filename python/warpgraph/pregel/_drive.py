@@ -126,6 +126,8 @@ class _Tick(NamedTuple):
 
 # (a cache call, `_cache.CACHE_OP`, is yielded as the loop gave it)
 
+_new = tuple.__new__  # a record of every field without its __new__'s Python frame
+
 _CLOSE = _Call("close")
 _FLUSH = _Call("flush")
 _AWAIT_INFLIGHT = _Call("await_inflight")
@@ -218,7 +220,7 @@ def _steps(
         try:
             # (the sync driver hands chunks on while the step runs; the async one does
             # when the run's queue is a LiveOut)
-            yield _Tick(tasks, hook, eager and out is not None)
+            yield _new(_Tick, (tasks, hook, eager and out is not None))  # _Tick(...)
         except GeneratorExit:
             raise  # the consumer stopped during a live step
         except BaseException as e:  # noqa: BLE001
@@ -242,7 +244,7 @@ def _eager(loop: PregelLoop) -> bool:
 
 def _drain(out: deque | None) -> Iterator[_Emit]:
     while out:
-        yield _Emit(out.popleft())
+        yield _new(_Emit, (out.popleft(),))  # _Emit(chunk), without __new__'s frame
 
 
 def _drive_machine(

@@ -330,7 +330,7 @@ class PregelLoop:
                     runnable = [t for t in runnable if not t.writes]
                 if runnable:
                     try:
-                        yield RunOp(RUN, runnable)
+                        yield _record(RunOp, (RUN, runnable))
                     except GeneratorExit:
                         raise
                     except BaseException:
@@ -345,10 +345,13 @@ class PregelLoop:
                 elif self.stream is not None:
                     # every task has its writes (a resumed step): nothing runs, yet LangGraph's
                     # runner hands the queued chunks on before the step is applied
-                    yield RunOp(RUN, runnable)
+                    yield _record(RunOp, (RUN, runnable))
                 tasks = self._apply_step()
                 if saver is None:
-                    self._next_unsaved_checkpoint()
+                    # nothing to save: only the step and the id (task ids hash it) move on
+                    draw_checkpoint_id()
+                    self.checkpoint_id = fast_id(self._id_base, self.step)
+                    self.step += 1
                 else:
                     yield from self._put_checkpoint({"source": "loop"})
                 self._check_interrupt_after(tasks)
@@ -702,7 +705,9 @@ class PregelLoop:
         else:
             if self._node_finished is not None and not is_hidden_task(task):
                 self._node_finished(task.name)
-            mark_no_writes(task.writes)
+            ws = task.writes
+            if not ws or ws[0][0] in CONTROL_WRITES:  # (the call only when it may mark)
+                mark_no_writes(ws)
             if self.cache is not None:
                 _cache.remember(self, task)
             self.put_writes(task.id, task.writes)
@@ -844,12 +849,6 @@ class PregelLoop:
             self._pending_ids = set()
         self._written = False
         self.is_replaying = False
-
-    def _next_unsaved_checkpoint(self) -> None:
-        """Nothing to save: only the step and the id (task ids hash it) move on."""
-        draw_checkpoint_id()
-        self.checkpoint_id = fast_id(self._id_base, self.step)
-        self.step += 1
 
     def _check_interrupt_after(self, tasks: list) -> None:
         """After the step's checkpoint: interrupt_after, and the first step ends resuming."""
