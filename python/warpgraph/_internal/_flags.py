@@ -2,7 +2,7 @@
 
 `WARPGRAPH_FAST_PATHS=0` routes every run through the general path: no lone steps run
 inside the step machine (`pregel/_lone.py`), the loop hands no saver operation on itself
-(`loop.direct` / `loop.lone_session`), the engine encodes no envelope for the saver
+(`loop.perform_write` / `loop.lone_session`), the engine encodes no envelope for the saver
 (`loop.packed_puts`) and keeps no envelope sections or seen cache (`_core.init`), the
 loop copies what it hands to savers, the saver sessions make one plain call per operation
 (no `put_batch` transactions, no group-commit writer), the SQLite saver's writers are the

@@ -13,7 +13,12 @@ from warpgraph._internal._runnable import _RUNNABLE_TYPES, _is_runnable
 from warpgraph.constants import END, START
 from warpgraph.errors import InvalidUpdateError
 from warpgraph.pregel._algo import _local_read
-from warpgraph.pregel._write import ChannelWrite, ChannelWriteEntry, _send
+from warpgraph.pregel._write import (
+    ChannelWrite,
+    ChannelWriteEntry,
+    _send,
+    register_config_free_writer,
+)
 
 __all__ = ("BranchSpec", "branch_name", "branch_to")
 
@@ -152,6 +157,7 @@ class BranchSpec(NamedTuple):
         return dests
 
 
+@register_config_free_writer
 class _BranchWriter:
     """Runs the path on the node's fresh state and writes the chosen destinations."""
 
@@ -202,6 +208,11 @@ class _BranchWriter:
     def invoke(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
         result = self.spec.path.invoke(self._path_input(input, config), config)
         return self._finish(input, result, config)
+
+    def config_free_callable(self) -> Any:
+        """The path (`_write.ConfigFreeWriter`: this writer runs without a task config when
+        its path is a plain function)."""
+        return self.spec.path
 
     def invoke_unconfigured(self, input: Any, task: Any, engine: Any, writes: Any) -> Any:
         """`invoke` inside a task whose config is not built (all this writer needs of it is

@@ -15,6 +15,7 @@ from warpgraph.errors import (
 )
 from warpgraph.graph._branch import branch_to
 from warpgraph.graph._schema import ROOT, annotated_keys, command_updates, object_updates
+from warpgraph.pregel._write import mark_control_router
 
 __all__ = ("control_branch", "control_static", "root_updates", "state_updates")
 
@@ -105,6 +106,7 @@ def root_updates(value: Any) -> Updates | None:
     return None
 
 
+@mark_control_router
 def control_branch(value: Any) -> Updates:
     """Routing writes of a returned Send / Command(goto=...) / list of Commands."""
     if type(value) is dict or value is None:

@@ -42,8 +42,11 @@ from warpgraph._internal._constants import (
 from warpgraph._internal._scratchpad import PregelScratchpad
 from warpgraph.config import LAZY_CONFIG_HOLDERS, _DefaultRecursionLimit
 from warpgraph.pregel._calls import CallHook
+from warpgraph.pregel._derived import GraphDerived, derived
 from warpgraph.pregel._io import read_channels
+from warpgraph.pregel._records import PreparedTask
 from warpgraph.pregel._tracing import task_callbacks
+from warpgraph.pregel._write import ChannelWrite, is_config_free_writer
 from warpgraph.runtime import ExecutionInfo, Runtime
 from warpgraph.types import PregelExecutableTask, Send
 
@@ -107,94 +110,44 @@ def _no_null_resume(consume: bool = False) -> None:
     return None
 
 
-# Building the frozen slotted dataclasses through their slot descriptors skips the keyword
-# parsing and per-field object.__setattr__ of the generated __init__ (half the cost).
-_new = object.__new__
-_SP_FIELDS = (
-    "step",
-    "stop",
-    "call_counter",
-    "interrupt_counter",
-    "get_null_resume",
-    "resume",
-    "subgraph_counter",
-)
+def slot_builder(final: type, fields: tuple[str, ...] | None = None) -> type:
+    """A cheap positional constructor of the frozen slotted dataclass `final` (or of a
+    subclass of one that adds no slots): calling it with the fields in order (`fields`,
+    default: the dataclass fields) gives a `final` equal to what its own constructor
+    builds, without the keyword parsing and the per-field `object.__setattr__` of the
+    generated __init__ (half the cost).
 
-
-def _scratch(step: int, stop: int, get_null_resume: Any, resume: list) -> PregelScratchpad:
-    return _scratchpad(
-        step, stop, LazyCounter(), LazyCounter(), get_null_resume, resume, LazyCounter()
+    It is a subclass of the class that declares the slots, with the same layout, whose
+    __init__ stores the fields through the slot descriptors and then makes the object a
+    `final` (CPython allows switching between classes of identical layout). That __init__
+    is the only generated code here: a function of the field names (no value reaches the
+    generated text), so that it takes them as plain positional parameters."""
+    if fields is None:
+        fields = tuple(f.name for f in dataclasses.fields(final))
+    base = next(
+        (c for c in final.__mro__ if set(fields) <= set(c.__dict__.get("__slots__", ()))), None
     )
+    if base is None:  # (not slotted as expected: the real constructor, keyword-free)
+        return lambda *args: final(*args)  # type: ignore[return-value]
+    ns: dict = {"_final": final}
+    exec(  # noqa: S102 - the text holds the dataclass field names only
+        f"def __init__(self, {', '.join(fields)}):\n"
+        + "".join(f"    self.{f} = {f}\n" for f in fields)
+        + "    self.__class__ = _final\n",
+        ns,
+    )
+    attrs = {
+        "__slots__": (),
+        "__init__": ns["__init__"],
+        "__setattr__": object.__setattr__,  # (the dataclass is frozen)
+        "__delattr__": object.__delattr__,
+        "__module__": final.__module__,
+        "__qualname__": final.__qualname__,
+    }
+    return type(final.__name__, (base,), attrs)
 
 
-_EI_FIELDS = (
-    "checkpoint_id",
-    "checkpoint_ns",
-    "task_id",
-    "thread_id",
-    "run_id",
-    "node_attempt",
-    "node_first_attempt_time",
-)
 _RT_FIELDS = tuple(f.name for f in dataclasses.fields(Runtime))
-_TK_FIELDS = (
-    "name",
-    "input",
-    "proc",
-    "writes",
-    "config",
-    "triggers",
-    "retry_policy",
-    "cache_key",
-    "id",
-    "path",
-    "writers",
-    "subgraphs",
-    "timeout",
-)
-
-
-def _compile_builder(cls: type, fields: tuple[str, ...], name: str) -> Any:
-    """A positional constructor for a frozen slotted dataclass that sets the slots directly
-    (same object as the generated __init__ would build, without kw parsing/object.__setattr__).
-
-    Fastest: a plain twin class with the same bases and slots whose __init__ stores the
-    fields, after which the object's class is switched to `cls` (CPython allows this between
-    classes of identical layout; classes with a __weakref__ slot never qualify)."""
-    slots = getattr(cls, "__slots__", None)
-    if slots is not None and set(slots) == set(fields):
-        body = "\n".join(f"    self.{f} = {f}" for f in fields)
-        ns = {}
-        exec(  # noqa: S102 - generated from dataclass field names only
-            f"def __init__(self, {', '.join(fields)}):\n{body}\n", ns
-        )
-        attrs = {"__slots__": tuple(slots), "__init__": ns["__init__"]}
-        if "__orig_bases__" in cls.__dict__:
-            attrs["__orig_bases__"] = cls.__orig_bases__
-        twin = type(f"_{cls.__name__}Twin", cls.__bases__, attrs)
-        try:
-            probe = twin(*([None] * len(fields)))
-            probe.__class__ = cls
-        except TypeError:
-            pass
-        else:
-            ns = {"_twin": twin, "_cls": cls}
-            exec(  # noqa: S102
-                f"def {name}({', '.join(fields)}):\n"
-                f"    o = _twin({', '.join(fields)})\n    o.__class__ = _cls\n    return o\n",
-                ns,
-            )
-            return ns[name]
-    ns = {"_new": _new, "_cls": cls}
-    lines = [f"def {name}({', '.join(fields)}):", "    o = _new(_cls)"]
-    for f in fields:
-        ns[f"_s_{f}"] = getattr(cls, f).__set__
-        lines.append(f"    _s_{f}(o, {f})")
-    lines.append("    return o")
-    exec("\n".join(lines), ns)  # noqa: S102 - generated from dataclass field names only
-    return ns[name]
-
-
 _RT_STD = (
     "context",
     "store",
@@ -205,53 +158,24 @@ _RT_STD = (
     "server_info",
     "control",
 )
-_scratchpad = _compile_builder(PregelScratchpad, _SP_FIELDS, "_scratchpad")
-_exec_info = _compile_builder(ExecutionInfo, _EI_FIELDS, "_exec_info")
-_runtime = _compile_builder(Runtime, _RT_FIELDS, "_runtime")
+# _scratchpad(step, stop, call_counter, interrupt_counter, get_null_resume, resume,
+#             subgraph_counter) -> a PregelScratchpad
+_scratchpad = slot_builder(PregelScratchpad)
+# _exec_info(checkpoint_id, checkpoint_ns, task_id, thread_id, run_id, node_attempt,
+#            node_first_attempt_time) -> an ExecutionInfo
+_exec_info = slot_builder(ExecutionInfo)
+# _runtime(*_RT_FIELDS) -> a Runtime (called with `_RT_STD`'s order only when they agree)
+_runtime = slot_builder(Runtime)
+# _task(name, input, proc, writes, config, triggers, retry_policy, cache_key, id, path,
+#       writers, subgraphs, timeout) -> a PregelExecutableTask
+_task = slot_builder(PregelExecutableTask)
+_builder_of = slot_builder  # (the task subclasses' builders: lazy_task, lazy_call_task)
 
 
-def _builder_of(final: type) -> type:
-    """A twin of PregelExecutableTask whose __init__ stores the fields (positional, in
-    `_TK_FIELDS` order) straight into the slots and then makes the object a `final`
-    (same layout): calling it builds a `final` in one Python frame."""
-    body = "\n".join(f"    self.{f} = {f}" for f in _TK_FIELDS)
-    ns: dict = {"_final": final}
-    exec(  # noqa: S102 - generated from dataclass field names only
-        f"def __init__(self, {', '.join(_TK_FIELDS)}):\n{body}\n    self.__class__ = _final\n",
-        ns,
+def _scratch(step: int, stop: int, get_null_resume: Any, resume: list) -> PregelScratchpad:
+    return _scratchpad(
+        step, stop, LazyCounter(), LazyCounter(), get_null_resume, resume, LazyCounter()
     )
-
-    class _Builder(PregelExecutableTask):
-        __slots__ = ()
-        __setattr__ = object.__setattr__
-        __delattr__ = object.__delattr__
-        __init__ = ns["__init__"]
-
-    _Builder.__name__ = _Builder.__qualname__ = PregelExecutableTask.__name__
-    _Builder.__module__ = PregelExecutableTask.__module__
-    return _Builder
-
-
-def _frozen_task_class() -> type:
-    """PregelExecutableTask as instances get it (same fields, slots, repr, equality among
-    tasks): frozen for everyone but its own keyword-free __init__."""
-    body = "\n".join(f"    _set(self, {f!r}, {f})" for f in _TK_FIELDS)
-    ns: dict = {"_set": object.__setattr__}
-    exec(  # noqa: S102 - generated from dataclass field names only
-        f"def __init__(self, {', '.join(_TK_FIELDS)}):\n{body}\n", ns
-    )
-
-    class Task(PregelExecutableTask):
-        __slots__ = ()
-        __init__ = ns["__init__"]
-
-    Task.__name__ = Task.__qualname__ = PregelExecutableTask.__name__
-    Task.__module__ = PregelExecutableTask.__module__
-    return Task
-
-
-_TaskFrozen = _frozen_task_class()
-_task = _builder_of(_TaskFrozen)  # _task(name, input, ...) -> a frozen task
 
 
 def _local_read(engine: Any, writes: deque, select: Any, fresh: bool = False) -> Any:
@@ -410,14 +334,14 @@ def _task_config(
     return cfg
 
 
-def make_tasks(loop: Any, raw: list) -> dict:
+def make_tasks(loop: Any, prepared: list[PreparedTask]) -> dict:
     """PregelExecutableTasks (LangGraph's per-task config, scratchpad, runtime) for the
     engine's prepared tasks `(id, name, path, triggers, input)`, keyed by id in order.
 
     A task whose node only runs a plain function and warpgraph's own writers gets its
     config built on first use (see `LazyTask`); nothing observable differs."""
     out: dict = {}
-    if not raw:
+    if not prepared:
         return out
     nodes = loop._nodes
     pns = loop.parent_ns
@@ -429,9 +353,9 @@ def make_tasks(loop: Any, raw: list) -> dict:
     rt_base = lconf.get(CONFIG_KEY_RUNTIME)
     rt_fast = type(rt_base) is Runtime and _RT_FIELDS == _RT_STD
     lazy = rt_fast and simple_pad and "run_name" not in base
-    plans = lazy_plans(loop.graph) if lazy else None
+    plans = plans_of(loop.derived) if lazy else None
     sends = None
-    for task_id, name, path, triggers, val in raw:
+    for task_id, name, path, triggers, val in prepared:
         node, mapper, metadata, tags, retry, writers, subgraphs, timeout, managed = nodes[name]
         if node is None:
             continue
@@ -508,6 +432,8 @@ def make_tasks(loop: Any, raw: list) -> dict:
 # ------------------------------------------------------------------ lazily configured tasks
 
 _BUILD_LOCK = threading.RLock()
+# what the config slot holds: the built config, or (for a LazyTask not built yet) the tuple
+# `(loop, conf, step, checkpoint id, plan)` building it needs (`deferred` in _lone.py)
 _raw_config = PregelExecutableTask.config.__get__  # type: ignore[attr-defined]
 _set_config = PregelExecutableTask.config.__set__  # type: ignore[attr-defined]
 
@@ -520,14 +446,14 @@ class LazyTask(PregelExecutableTask):
 
     @property
     def config(self) -> dict:  # type: ignore[override]
-        raw = _raw_config(self)
-        if type(raw) is tuple:
+        stored = _raw_config(self)
+        if type(stored) is tuple:
             with _BUILD_LOCK:  # built once even if two threads ask at the same time
-                raw = _raw_config(self)
-                if type(raw) is tuple:
-                    raw = self._build(*raw[:4])
-                    _set_config(self, raw)
-        return raw
+                stored = _raw_config(self)
+                if type(stored) is tuple:
+                    stored = self._build(*stored[:4])
+                    _set_config(self, stored)
+        return stored
 
     def _build(self, loop: Any, conf: dict, step: int, cid: str) -> dict:
         name, task_id, pns = self.name, self.id, loop.parent_ns
@@ -539,19 +465,19 @@ class LazyTask(PregelExecutableTask):
             self.path,
             self.triggers,
             f"{pns}{NS_SEP}{name}{NS_END}{task_id}" if pns else f"{name}{NS_END}{task_id}",
-            info[2],
-            info[3],
+            info.metadata,
+            info.tags,
             False,
             self.writes,
         )
 
     def config_tags(self) -> Any:
         """The config's tags without building it."""
-        raw = _raw_config(self)
-        if type(raw) is tuple:
-            tags, base_tags = raw[0]._nodes[self.name][3], raw[0]._task_base.get("tags")
+        stored = _raw_config(self)
+        if type(stored) is tuple:
+            tags, base_tags = stored[0]._nodes[self.name].tags, stored[0]._task_base.get("tags")
             return (base_tags + tags if base_tags else tags) if tags else base_tags
-        return raw.get("tags")
+        return stored.get("tags")
 
 
 LazyTask.__name__ = LazyTask.__qualname__ = PregelExecutableTask.__name__
@@ -572,23 +498,26 @@ def is_lazy_unbuilt(task: Any) -> bool:
 
 
 def lazy_plans(graph: Any) -> dict:
-    """Per node: how to run it without its config (see `node_plan`), or None."""
-    plans = graph.__dict__.get("_lazy_plans_cache")
+    """Per node: how to run it without its config (see `node_plan`), or None (kept with the
+    graph's other derived caches: `_derived.py`)."""
+    return plans_of(derived(graph))
+
+
+def plans_of(d: GraphDerived) -> dict:
+    """`lazy_plans` of the graph `d` was derived from."""
+    plans = d.lazy_plans
     if plans is None:
-        plans = graph.__dict__["_lazy_plans_cache"] = {
-            n: node_plan(info[0]) for n, info in graph._node_info.items()
-        }
+        plans = d.lazy_plans = {n: node_plan(info.node) for n, info in d.nodes.items()}
     return plans
 
 
 def node_plan(proc: Any) -> tuple | None:
     """`(func, recurse, steps)` when `proc` is a RunnableSeq of a plain RunnableCallable
-    followed by ChannelWrites / conditional-edge writers whose path is a plain
-    RunnableCallable (or a lone ChannelWrite: func None): nothing in it reads the task
-    config except through get_config()."""
+    followed by ChannelWrites / config-free writers (`_write.is_config_free_writer`: the
+    graph's conditional-edge writers) whose callable is a plain RunnableCallable (or a lone
+    ChannelWrite: func None): nothing in it reads the task config except through
+    get_config()."""
     from warpgraph._internal._runnable import RunnableCallable, RunnableSeq
-    from warpgraph.graph._branch import _BranchWriter
-    from warpgraph.pregel._write import ChannelWrite
 
     def plain(r: Any) -> bool:
         return type(r) is RunnableCallable and r._plain and r.func is not None
@@ -601,7 +530,7 @@ def node_plan(proc: Any) -> tuple | None:
     for w in proc._rest:
         if type(w) is ChannelWrite:
             steps.append((0, w))
-        elif type(w) is _BranchWriter and plain(w.spec.path):
+        elif is_config_free_writer(w) and plain(w.config_free_callable()):
             steps.append((1, w))
         else:
             return None

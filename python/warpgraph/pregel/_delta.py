@@ -37,6 +37,7 @@ from warpgraph.channels.binop import _is_delta_snapshot, _unwrap_overwrite
 from warpgraph.channels.delta import DeltaChannel
 from warpgraph.checkpoint.serde.types import _DeltaSnapshot
 from warpgraph.pregel._delta_ids import stamp_ids
+from warpgraph.pregel._records import PutCheckpointOp, PutWritesOp
 
 __all__ = (
     "COUNTERS",
@@ -349,7 +350,7 @@ class DeltaRun:
                 },
             }
             tid = str(uuid.uuid5(uuid.UUID(loop.checkpoint_id), INPUT))
-            loop._io.append(("put_writes", config, mine, tid, ""))
+            loop._io.append(PutWritesOp("put_writes", config, mine, tid, ""))
         else:
             self.forced |= {c for c, _ in mine}
 
@@ -453,7 +454,7 @@ class DeltaRun:
                 "versions_seen": {},
             }
             stub_config = {**base, CONF: {**base[CONF], CONFIG_KEY_CHECKPOINT_ID: None}}
-            yield ("put", stub_config, stub, {"step": -2}, {})
+            yield PutCheckpointOp("put", stub_config, stub, {"step": -2}, {})
             anchor = {**base, CONF: {**base[CONF], CONFIG_KEY_CHECKPOINT_ID: stub["id"]}}
             loop.checkpoint_config = anchor
         grouped: dict[tuple[str, str], list] = {}
@@ -474,7 +475,7 @@ class DeltaRun:
             },
         }
         for (tid, path), ws in grouped.items():
-            yield ("put_writes", config, ws, tid, path)
+            yield PutWritesOp("put_writes", config, ws, tid, path)
 
 
 # ------------------------------------------------------------------ update_state

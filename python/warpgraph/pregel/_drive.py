@@ -16,7 +16,7 @@ import warnings
 from collections import deque
 from collections.abc import AsyncIterator, Generator, Iterator
 from dataclasses import is_dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from warpgraph._internal._constants import (
     CONF,
@@ -57,16 +57,16 @@ def drive(
         yield from _general(machine, loop, session, out, runner, timeout)
         return
     if session is None:
-        loop.direct = None
-    elif session.raw and not session.hooks_tasks:
-        loop.direct = session.direct
+        loop.perform_write = None
+    elif session.passes_ops_through and not session.hooks_tasks:
+        loop.perform_write = session.call_saver
         # the engine may encode the envelope of each checkpoint it creates for the saver
         loop.packed_puts = _in_memory(saver) and saver.takes_packed_puts()
     elif session.mode != "plain" and session.hooks_tasks:
-        loop.direct = session.write_now
+        loop.perform_write = session.perform_write
         loop.lone_session = session
-    loop.inline = (
-        (session is None or loop.direct is not None)
+    loop.runs_lone_tasks = (
+        (session is None or loop.perform_write is not None)
         and out is None
         and loop.stream is None
         and timeout is None
@@ -92,8 +92,8 @@ def _general(
     runner: Any,
     timeout: Any,
 ) -> Iterator[tuple]:
-    """`drive` with no fast path (`loop.inline`, `direct`, `lone_session`, `packed_puts`
-    stay off)."""
+    """`drive` with no fast path (`loop.runs_lone_tasks`, `perform_write`, `lone_session`,
+    `packed_puts` stay off)."""
     try:
         yield from _drive_machine(machine, loop, session, out, runner, timeout)
     except GeneratorExit:
@@ -105,16 +105,59 @@ def _general(
             _quiet(session.close)
 
 
+# --- what `_steps` yields to the drivers ---------------------------------------------
+class _Emit(NamedTuple):
+    """A chunk for the consumer."""
+
+    chunk: Any
+
+
+class _Call(NamedTuple):
+    """Call this session method (sync name; the async driver awaits its `_ASYNC_NAMES`
+    twin) and send back its result."""
+
+    method: str
+    args: tuple = ()
+
+
+class _Tick(NamedTuple):
+    """Run the step's tasks through the runner."""
+
+    tasks: list
+    hook: bool
+    """The session takes each finished task's writes (`SaverSession.hook`)."""
+    live: bool
+    """Chunks go out while the step runs (eager streaming, or several tasks)."""
+
+
+# (a cache call, `_cache.CACHE_OP`, is yielded as the loop gave it)
+
+_new = tuple.__new__  # a record of every field without its __new__'s Python frame
+
+_CLOSE = _Call("close")
+_FLUSH = _Call("flush")
+_AWAIT_INFLIGHT = _Call("await_inflight")
+_ASYNC_NAMES = {
+    "close": "aclose",
+    "flush": "aflush",
+    "get_tuple": "aget_tuple",
+    "get_before": "aget_before",
+    "get_delta_history": "aget_delta_history",
+    "call_saver": "acall_saver",
+    "commit": "acommit",
+    "await_inflight": "await_inflight",
+}
+
+
 class StreamClosed(BaseException):
     """Thrown into the step machine when the consumer stops the stream in the middle of
     a run (LangGraph's loop exits with GeneratorExit then): the machine keeps what the
     finished tasks wrote, saves the exit checkpoint under durability="exit", and ends."""
 
 
-def _closing(machine: Any, session: SaverSession | None) -> Generator[tuple, Any, None]:
+def _closing(machine: Any, session: SaverSession | None) -> Generator[Any, Any, None]:
     """The saver operations of a machine stopped by its consumer (see `StreamClosed`),
-    as `(session method, *args)` or a cache op, for either driver to perform; nothing is
-    streamed any more."""
+    as `_Call`s or cache ops for either driver to perform; nothing is streamed any more."""
     try:
         op = machine.throw(StreamClosed())
     except (StopIteration, StreamClosed):
@@ -129,14 +172,14 @@ def _closing(machine: Any, session: SaverSession | None) -> Generator[tuple, Any
             elif kind is RUN or session is None:
                 pass
             elif kind in ("get_tuple", "get_before", "get_delta_history"):
-                value = yield op
-            else:
+                value = yield _Call(kind, op[1:])
+            else:  # a write op
                 if session.inflight:
-                    yield ("await_inflight",)
-                if session.raw:
-                    yield ("direct", op)
+                    yield _AWAIT_INFLIGHT
+                if session.passes_ops_through:
+                    yield _Call("call_saver", (op,))
                 elif items := session.write(op):
-                    yield ("commit", items)
+                    yield _Call("commit", (items,))
         except BaseException as e:  # noqa: BLE001 - thrown back into the machine
             exc = e
         try:
@@ -153,7 +196,10 @@ def _settle(machine: Any, session: SaverSession | None) -> None:
     try:
         while True:
             item = ops.send(value)
-            value = perform(item) if item[0] is CACHE_OP else getattr(session, item[0])(*item[1:])
+            if type(item) is _Call:
+                value = getattr(session, item.method)(*item.args)
+            else:
+                value = perform(item)  # a cache op
     except StopIteration:
         pass
     except Exception as e:  # noqa: BLE001
@@ -167,35 +213,22 @@ async def _asettle(machine: Any, session: SaverSession | None) -> None:
     try:
         while True:
             item = ops.send(value)
-            if item[0] is CACHE_OP:
-                value = await aperform(item)
+            if type(item) is _Call:
+                value = await getattr(session, _ASYNC_NAMES[item.method])(*item.args)
             else:
-                value = await getattr(session, _ASYNC_NAMES[item[0]])(*item[1:])
+                value = await aperform(item)  # a cache op
     except StopIteration:
         pass
     except Exception as e:  # noqa: BLE001
         _warn_lost(e)
 
 
-_EMIT = "emit"
-_ASYNC_NAMES = {
-    "close": "aclose",
-    "flush": "aflush",
-    "get_tuple": "aget_tuple",
-    "get_before": "aget_before",
-    "get_delta_history": "aget_delta_history",
-    "direct": "adirect",
-    "commit": "acommit",
-    "await_inflight": "await_inflight",
-}
-
-
 def _steps(
     machine: Any, loop: PregelLoop, session: SaverSession | None, out: deque | None
-) -> Generator[tuple, Any, None]:
+) -> Generator[Any, Any, None]:
     """What both drivers do, written once: runs the loop's step machine and yields
-    `(_EMIT, chunk)` for the consumer or `(operation, *args)` for the driver to perform (a
-    session method or "tick"); the driver sends back the result or throws the error."""
+    `_Emit` for the consumer, or `_Call` / `_Tick` / a cache op for the driver to perform;
+    the driver sends back the result or throws the error."""
     hook = session is not None and session.hooks_tasks
     # LangGraph's runner hands a lone task's chunks on as it finishes only when the stream
     # waits concurrently (eager streaming, subgraphs, "custom" / "messages" modes)
@@ -209,7 +242,7 @@ def _steps(
             err = None
             if session is not None:
                 try:
-                    yield ("close",)
+                    yield _CLOSE
                 except BaseException as e:  # noqa: BLE001
                     err = e
             yield from _drain(out)
@@ -219,7 +252,7 @@ def _steps(
         except BaseException as run_err:
             if session is not None:
                 try:
-                    yield ("close",)
+                    yield _CLOSE
                 except BaseException as e:  # noqa: BLE001
                     _note(run_err, e)
             # the step machine failed between two of the points where LangGraph's stream
@@ -233,23 +266,24 @@ def _steps(
         try:
             if kind is RUN:
                 if session is not None:
-                    yield ("flush",)  # the previous step's checkpoint commits before this one
-            elif kind == "get_delta_history":  # a DeltaChannel's history (pregel/_delta.py)
-                value = yield op
+                    yield _FLUSH  # the previous step's checkpoint commits before this one
             elif kind == "get_tuple":
-                value = yield ("get_tuple", op[1])
-            elif kind == "get_before" or kind is CACHE_OP:
-                # a subgraph under a replay (pregel/_replay.py), a cache call (pregel/_cache.py)
+                value = yield _Call("get_tuple", (op.config,))
+            elif kind == "get_before" or kind == "get_delta_history":
+                # a subgraph under a replay (pregel/_replay.py), a DeltaChannel's history
+                # (pregel/_delta.py)
+                value = yield _Call(kind, op[1:])
+            elif kind is CACHE_OP:  # a cache call (pregel/_cache.py)
                 value = yield op
-            else:
+            else:  # a write op
                 if session.inflight:
-                    yield ("await_inflight",)  # task writes commit before what follows
-                if session.raw:
-                    yield ("direct", op)
+                    yield _AWAIT_INFLIGHT  # task writes commit before what follows
+                if session.passes_ops_through:
+                    yield _Call("call_saver", (op,))
                 else:
                     items = session.write(op)
                     if items:
-                        yield ("commit", items)
+                        yield _Call("commit", (items,))
         except BaseException as e:  # noqa: BLE001
             exc = e
             yield from _drain(out)
@@ -259,17 +293,17 @@ def _steps(
         # LangGraph's runner yields queued output before running a step's tasks, after
         # several tasks, and before raising a task's error
         yield from _drain(out)
-        tasks = op[1]
+        tasks = op.tasks
         if not tasks:
             continue
         token = ACTIVE.set(session) if hook and session.mode == "writer" else None
         # LangGraph's runner also hands each task's chunks on as it finishes when several
         # run (and a consumer stopping there leaves the others to finish or be cancelled)
-        live = eager or len(tasks) > 1
+        live = (eager or len(tasks) > 1) and out is not None
         try:
-            # (item 4: the sync driver hands chunks on while the step runs; the async one
-            # does when the run's queue is a LiveOut)
-            yield ("tick", tasks, hook, live and out is not None)
+            # (the sync driver hands chunks on while the step runs; the async one does
+            # when the run's queue is a LiveOut)
+            yield _new(_Tick, (tasks, hook, live))  # _Tick(...)
         except GeneratorExit:
             raise  # the consumer stopped during a live step
         except BaseException as e:  # noqa: BLE001
@@ -291,9 +325,9 @@ def _eager(loop: PregelLoop) -> bool:
     )
 
 
-def _drain(out: deque | None) -> Iterator[tuple]:
+def _drain(out: deque | None) -> Iterator[_Emit]:
     while out:
-        yield (_EMIT, out.popleft())
+        yield _new(_Emit, (out.popleft(),))  # _Emit(chunk), without __new__'s frame
 
 
 def _drive_machine(
@@ -313,21 +347,26 @@ def _drive_machine(
         except StopIteration:
             return
         value = exc = None
-        if item[0] is _EMIT:
-            yield item[1]
+        kind = type(item)
+        if kind is _Emit:
+            yield item.chunk
             continue
         try:
-            if item[0] == "tick":
-                tasks, hook = item[1], item[2]
-                done = session.hook(loop, len(tasks), session.commit) if hook else loop.on_task_done
-                if item[3]:
+            if kind is _Call:
+                value = getattr(session, item.method)(*item.args)
+            elif kind is _Tick:
+                tasks = item.tasks
+                done = (
+                    session.hook(loop, len(tasks), session.commit)
+                    if item.hook
+                    else loop.on_task_done
+                )
+                if item.live:
                     yield from _live_tick(runner, tasks, done, timeout, out)
                 else:
                     runner.tick(tasks, on_done=done, timeout=timeout)
-            elif item[0] is CACHE_OP:
-                value = perform(item)
             else:
-                value = getattr(session, item[0])(*item[1:])
+                value = perform(item)  # a cache op
         except GeneratorExit:
             raise  # the consumer stopped (during a live step): nothing more may be yielded
         except BaseException as e:  # noqa: BLE001
@@ -381,7 +420,6 @@ async def _adrive_machine(
 ) -> AsyncIterator[tuple]:
     steps = _steps(machine, loop, session, out)
     live = isinstance(out, LiveOut)
-    eager = _eager(loop)
     value: Any = None
     exc: BaseException | None = None
     while True:
@@ -390,40 +428,39 @@ async def _adrive_machine(
         except StopIteration:
             return
         value = exc = None
-        if item[0] is _EMIT:
-            yield item[1]
+        kind = type(item)
+        if kind is _Emit:
+            yield item.chunk
             continue
-        if live and item[0] == "tick" and (eager or len(item[1]) > 1):
-            tasks, hook = item[1], item[2]  # chunks go out while the step runs (_live.py)
-            done = session.hook(loop, len(tasks), session.start_commit) if hook else None
-            chunks = tick_live(out, runner.atick(tasks, on_done=done or loop.on_task_done,
-                                                 timeout=timeout))  # fmt: skip
-            try:
-                while True:
-                    try:
-                        chunk = await chunks.__anext__()
-                    except StopAsyncIteration:
-                        break
-                    except BaseException as e:  # noqa: BLE001 - the tick's error: as below
-                        exc = e
-                        break
-                    yield chunk  # a close here cancels the step (tick_live's cleanup)
-            finally:
-                await chunks.aclose()
-            continue
+        if kind is _Tick:
+            tasks = item.tasks
+            done = (
+                session.hook(loop, len(tasks), session.start_commit)
+                if item.hook
+                else loop.on_task_done
+            )
+            if live and item.live:  # chunks go out while the step runs (_live.py)
+                chunks = tick_live(out, runner.atick(tasks, on_done=done, timeout=timeout))
+                try:
+                    while True:
+                        try:
+                            chunk = await chunks.__anext__()
+                        except StopAsyncIteration:
+                            break
+                        except BaseException as e:  # noqa: BLE001 - the tick's error
+                            exc = e
+                            break
+                        yield chunk  # a close here cancels the step (tick_live's cleanup)
+                finally:
+                    await chunks.aclose()
+                continue
         try:
-            if item[0] == "tick":
-                tasks, hook = item[1], item[2]
-                done = (
-                    session.hook(loop, len(tasks), session.start_commit)
-                    if hook
-                    else loop.on_task_done
-                )
+            if kind is _Call:
+                value = await getattr(session, _ASYNC_NAMES[item.method])(*item.args)
+            elif kind is _Tick:
                 await runner.atick(tasks, on_done=done, timeout=timeout)
-            elif item[0] is CACHE_OP:
-                value = await aperform(item)
             else:
-                value = await getattr(session, _ASYNC_NAMES[item[0]])(*item[1:])
+                value = await aperform(item)  # a cache op
         except GeneratorExit:
             raise  # the consumer stopped (during a live step): nothing more may be yielded
         except BaseException as e:  # noqa: BLE001

@@ -1,7 +1,8 @@
 """The super-step loop: one generator-style step machine driven by a sync or an async driver.
 
-`PregelLoop.run()` yields operations: `(RUN, tasks)` (run one step's tasks) and saver calls
-`("get_tuple"|"get_before"|"put"|"put_writes", *args)`. The drivers in `_drive.py` perform
+`PregelLoop.run()` yields operations (`_records.py`): `RunOp` (run one step's tasks) and
+saver calls (`GetTupleOp`, `PutCheckpointOp`, `PutWritesOp`; `("get_before", ...)` from
+`_replay.py`, a DeltaChannel's history read, a cache call). The drivers in `_drive.py` perform
 them: the sync one directly, the async one awaiting the runner / the saver's `a*` methods.
 Everything else (LangGraph's loop lifecycle: input, resume, interrupts, checkpoints,
 streaming) lives here once; task construction is in `_algo.py`, the per-step bookkeeping in
@@ -55,6 +56,7 @@ from warpgraph.pregel._algo import (
 from warpgraph.pregel._delta import COUNTERS as DELTA_COUNTERS
 from warpgraph.pregel._delta import DeltaRun, set_counters
 from warpgraph.pregel._delta_ids import stamp_ids
+from warpgraph.pregel._derived import derived, lazy_values_ok
 from warpgraph.pregel._handlers import handler_task, resume_handlers
 from warpgraph.pregel._io import (
     interrupt_chunk,
@@ -64,10 +66,19 @@ from warpgraph.pregel._io import (
     read_channels,
 )
 from warpgraph.pregel._lone import lone_steps, lone_steps_ok
+from warpgraph.pregel._records import (
+    RUN,
+    GetTupleOp,
+    PreparedTask,
+    PutCheckpointOp,
+    PutWritesOp,
+    RunOp,
+    TaskWrites,
+)
 from warpgraph.pregel._replay import load_saved, replay_state_for
 from warpgraph.pregel._resume import EmptyCommandError, check_resume
 from warpgraph.pregel._savers import _is_memory_saver, _saver_next_version
-from warpgraph.pregel._stream import LATEST, Stream, _lazy_ok, duplex
+from warpgraph.pregel._stream import LATEST, Stream, duplex
 from warpgraph.pregel.debug import (
     map_debug_checkpoint,
     map_debug_task_results,
@@ -76,8 +87,9 @@ from warpgraph.pregel.debug import (
 )
 from warpgraph.types import Command, Send
 
-RUN = "run"
-
+_record = tuple.__new__
+"""`_record(Op, (kind, ...))` is `Op(kind, ...)` (all fields given) without the Python frame
+of a NamedTuple's __new__: used for the ops made every step."""
 
 _PULL_PATHS: dict[str, str] = {}
 
@@ -128,13 +140,13 @@ class PregelLoop:
         self.is_nested = _c.CONFIG_KEY_TASK_ID in conf
         self.captured = capture_interrupts
         # set by the sync driver when a lone task may run inside the step machine
-        self.inline = False
-        # set by the sync driver when the loop may hand its saver ops on itself: `direct(op)`
-        # performs a write op; with a batching / group-commit session (`lone_session`),
-        # task writes and commits go through that session's methods
-        self.direct: Any = None
+        self.runs_lone_tasks = False
+        # set by the sync driver when the loop may perform its saver write ops itself:
+        # `perform_write(op)` does what the driver would; with a batching / group-commit
+        # session (`lone_session`), task writes and commits go through its methods
+        self.perform_write: Any = None
         self.lone_session: Any = None
-        # set by the sync driver when `direct` stores puts carrying the envelope the engine
+        # set by the sync driver when `perform_write` stores puts carrying the envelope the engine
         # encoded with the checkpoint (warpgraph's InMemorySaver: `takes_packed_puts`)
         self.packed_puts = False
         self.status = "input"
@@ -142,7 +154,7 @@ class PregelLoop:
         self.tasks: dict[str, Any] = {}
         self.pending_writes: list[tuple[str, str, Any]] = []
         self._pending_ids: set[str] = set()
-        self._io: list[tuple] = []
+        self._io: list[PutWritesOp] = []  # finished tasks' writes, for the driver
         # the run's own stream (no parent's), and its chain run when traced (_tracing.py)
         self.own_stream, self.run_manager = stream, None
         self.lifecycle: Any = None  # a deque of lifecycle events when a graph handler listens
@@ -157,9 +169,11 @@ class PregelLoop:
         self._want_values = "values" in self.modes
         self._values_keys = output_keys if isinstance(output_keys, str) else list(output_keys)
         # invoke without a values stream: the latest values chunk is read only at the end,
-        # when no later change of an output channel can go without a chunk (see _lazy_ok)
+        # when no later change of an output channel can go without a chunk (see lazy_values_ok)
         self._lazy_values = (
-            self._track_values and not self._want_values and _lazy_ok(graph, self._values_keys)
+            self._track_values
+            and not self._want_values
+            and lazy_values_ok(graph, self._values_keys)
         )
         self._want_ckpt = checkpointer is not None and self._wants("checkpoints")
         sp = conf.get(_c.CONFIG_KEY_SCRATCHPAD)
@@ -203,7 +217,9 @@ class PregelLoop:
         else:
             self.next_version = "int"
         self._id_base = id_prefix()
-        self._nodes = graph._node_info
+        # the graph's derived caches (its node infos, task plans), taken once per run
+        self.derived = derived(graph)
+        self._nodes = self.derived.nodes
         self._task_base = task_base_config(self.config)
         self._out_set = frozenset((output_keys,) if isinstance(output_keys, str) else output_keys)
         self._written = False
@@ -212,7 +228,7 @@ class PregelLoop:
         self._run_id = str(rid) if rid else None
         self._previous = None
         self._untracked = graph._untracked_channels
-        self._spec = graph._graph_spec
+        self._spec = self.derived.spec
         self._step_cache: Any = None
         self._writes_config: Any = None
         # warpgraph's savers never change the configs and checkpoints they are given (nor
@@ -314,7 +330,7 @@ class PregelLoop:
                     runnable = [t for t in runnable if not t.writes]
                 if runnable:
                     try:
-                        yield (RUN, runnable)
+                        yield _record(RunOp, (RUN, runnable))
                     except GeneratorExit:
                         raise
                     except BaseException:
@@ -329,7 +345,7 @@ class PregelLoop:
                 elif self.stream is not None:
                     # every task has its writes (a resumed step): nothing runs, yet LangGraph's
                     # runner hands the queued chunks on before the step is applied
-                    yield (RUN, runnable)
+                    yield _record(RunOp, (RUN, runnable))
                 tasks = self._apply_step()
                 if saver is None:
                     # nothing to save: only the step and the id (task ids hash it) move on
@@ -350,8 +366,91 @@ class PregelLoop:
 
     def _flush_io(self) -> Generator[tuple, Any, None]:
         while self._io:
+            yield from self.take_queued_writes()
+
+    def take_queued_writes(self) -> list[PutWritesOp]:
+        """The finished tasks' writes queued for the saver (`put_writes`), taken."""
+        ops, self._io = self._io, []
+        return ops
+
+    # ------------------------------------------------------------------ lone steps
+    # A step of one planned task that `_lone.py` runs without the drivers: it asks the loop
+    # for everything around running the task, through these methods (which share the
+    # general step's bookkeeping).
+    @property
+    def has_delta_channels(self) -> bool:
+        return self._delta is not None
+
+    @property
+    def traces_tasks(self) -> bool:
+        """Each task runs as a child run of the run's tracing callbacks (`_tracing.py`)."""
+        return "run_name" in self._task_base
+
+    def start_lone_task(self, task: Any) -> None:
+        """A lone step's task is about to run. With `perform_write` the loop records it
+        as the step's task and its session commits the previous checkpoint first (the
+        driver's order)."""
+        if self.perform_write is not None:
+            self.tasks = {task.id: task}
+            if self.lone_session is not None:
+                self.lone_session.flush()
+
+    def fail_lone_task(self, task: Any, exc: BaseException) -> None:
+        """A lone step's task failed (the caller raises `exc`): LangGraph's commit of the
+        failure, saved at once as the driver would."""
+        if self.tasks.get(task.id) is not task:  # (keeping the tasks it called)
+            self.tasks = {task.id: task}
+        self.on_task_done(task, exc)
+        self._perform_queued_writes()
+
+    def finish_lone_step(self, task: Any) -> list[PreparedTask] | None:
+        """A lone step's task finished: LangGraph's commit of its writes (saved at once
+        through `perform_write`), applying them with those of the tasks it called, what the
+        general step does after applying, and the checkpoint. Without a saver, applying,
+        the next id and the next step's tasks take one crossing (`Engine.advance`):
+        returns those tasks (else None)."""
+        perform = self.perform_write
+        if perform is not None:
+            self.on_task_done(task, None)  # pending writes, and the saver's put_writes
+            self._perform_queued_writes()
+        else:  # no saver: nothing else of the commit applies (see `lone_steps_ok`)
+            ws = task.writes
+            if not ws or ws[0][0] in CONTROL_WRITES:  # (the call only when it may mark)
+                mark_no_writes(ws)
+        step = self.step
+        step_writes: list[TaskWrites] = [(task.name, task.path, task.triggers, task.writes)]
+        if self._calls is not None:  # tasks it called (functional API) apply with it
+            step_writes += self._calls.applied((self.checkpoint_id, step))
+        if perform is None:
+            updated, self.checkpoint_id, prepared = self.engine.advance(
+                step_writes,
+                self.next_version,
+                self._id_base,
+                self.parent_ns,
+                step,
+                self.stop,
+                self.checkpoint_v,
+            )
+            draw_checkpoint_id()
+            self._applied((task,), updated)
+            self.step = step + 1
+            return prepared
+        self._applied((task,), self.engine.apply_writes(step_writes, self.next_version))
+        for op in self._put_checkpoint({"source": "loop"}):
+            perform(op)
+        return None
+
+    def _perform_queued_writes(self) -> None:
+        """The writes queued for the saver, performed now (as the runner's hook and the
+        driver would)."""
+        session = self.lone_session
+        while self._io:
             ops, self._io = self._io, []
-            yield from ops
+            if session is not None:
+                session.perform_last_task_writes(ops)
+            else:
+                for op in ops:
+                    self.perform_write(op)
 
     # ------------------------------------------------------------------ enter / first
     def _enter(self) -> Generator[tuple, Any, None]:
@@ -360,7 +459,7 @@ class PregelLoop:
             if self._addressed:  # time travel (pregel/_replay.py)
                 saved = yield from load_saved(self)
             else:
-                saved = yield ("get_tuple", self.checkpoint_config)
+                saved = yield GetTupleOp("get_tuple", self.checkpoint_config)
         conf_cc = self.checkpoint_config
         if saved is None:
             checkpoint = None
@@ -481,7 +580,7 @@ class PregelLoop:
             if self._delta is not None:
                 self._delta.input(self, input_writes)
                 yield from self._flush_io()
-            discard = self.engine.prepare_next_tasks(
+            discard: list[PreparedTask] = self.engine.prepare_next_tasks(
                 self.checkpoint_id, self.parent_ns, self.step, self.checkpoint_v
             )
             self._cp_updated = self.engine.apply_writes(
@@ -557,10 +656,10 @@ class PregelLoop:
         return True
 
     def _prepare_tasks(self) -> None:
-        raw = self.engine.prepare_next_tasks(
+        prepared: list[PreparedTask] = self.engine.prepare_next_tasks(
             self.checkpoint_id, self.parent_ns, self.step, self.checkpoint_v
         )
-        self.tasks = make_tasks(self, raw)
+        self.tasks = make_tasks(self, prepared)
         if self._want_ckpt:
             cc = self.checkpoint_config
             self._emit(
@@ -607,8 +706,8 @@ class PregelLoop:
             if self._node_finished is not None and not is_hidden_task(task):
                 self._node_finished(task.name)
             ws = task.writes
-            if not ws or (ws[0][0] in CONTROL_WRITES and all(c in CONTROL_WRITES for c, _ in ws)):
-                ws.append((NO_WRITES, None))
+            if not ws or ws[0][0] in CONTROL_WRITES:  # (the call only when it may mark)
+                mark_no_writes(ws)
             if self.cache is not None:
                 _cache.remember(self, task)
             self.put_writes(task.id, task.writes)
@@ -671,12 +770,15 @@ class PregelLoop:
                     self._writes_config = (cc, self.checkpoint_id, config)
             task = self.tasks.get(task_id)
             self._io.append(
-                (
-                    "put_writes",
-                    config,
-                    list(to_save),
-                    task_id,
-                    path_str(task.path) if task is not None else "",
+                _record(  # PutWritesOp(...)
+                    PutWritesOp,
+                    (
+                        "put_writes",
+                        config,
+                        list(to_save),
+                        task_id,
+                        path_str(task.path) if task is not None else "",
+                    ),
                 )
             )
         # without a stream only interrupts produce output (captured for invoke)
@@ -716,6 +818,7 @@ class PregelLoop:
     def _apply_step(self) -> list:
         """LangGraph's after_tick up to the checkpoint: apply the step's writes, emit values."""
         tasks = list(self.tasks.values())
+        step_writes: list[TaskWrites]
         if len(tasks) == 1:
             t = tasks[0]
             step_writes = [(t.name, t.path, t.triggers, t.writes)]
@@ -723,13 +826,21 @@ class PregelLoop:
             step_writes = [(t.name, t.path, t.triggers, t.writes) for t in tasks]
         if self._delta is not None:
             self._delta.applied(self, tasks)
-        updated = self._cp_updated = self.engine.apply_writes(step_writes, self.next_version)
+        self._applied(tasks, self.engine.apply_writes(step_writes, self.next_version))
+        return tasks
+
+    def _applied(self, tasks: Sequence[Any], updated: list[str]) -> None:
+        """What follows applying the writes of a step's `tasks` (the general step's and a
+        lone step's): the values chunk, and the step's pending writes are done with."""
+        self._cp_updated = updated
         if (
             updated
             and (self._want_values or self._track_values)
             and not self._out_set.isdisjoint(updated)
         ):
-            if len(tasks) == 1:
+            if self._lazy_values:  # (only writes change these output channels)
+                self.latest_values = LATEST
+            elif len(tasks) == 1:
                 self._emit_values(tasks[0].writes)
             else:
                 self._emit_values([w for t in tasks for w in t.writes])
@@ -738,7 +849,6 @@ class PregelLoop:
             self._pending_ids = set()
         self._written = False
         self.is_replaying = False
-        return tasks
 
     def _check_interrupt_after(self, tasks: list) -> None:
         """After the step's checkpoint: interrupt_after, and the first step ends resuming."""
@@ -817,10 +927,9 @@ class PregelLoop:
             self.checkpoint_previous_versions = (
                 cp["channel_versions"] if self._shares_inputs else dict(cp["channel_versions"])
             )
-            if envelope is None:
-                yield ("put", cc, cp, self.checkpoint_metadata, new_versions)
-            else:
-                yield ("put", cc, cp, self.checkpoint_metadata, new_versions, envelope)
+            yield _record(  # PutCheckpointOp(...)
+                PutCheckpointOp, ("put", cc, cp, self.checkpoint_metadata, new_versions, envelope)
+            )
             self.checkpoint_config = {
                 **cc,
                 CONF: {**cc[CONF], CONFIG_KEY_CHECKPOINT_ID: self.checkpoint_id},
@@ -847,7 +956,7 @@ class PregelLoop:
             by_task.setdefault(tid, []).append((c, v))
         for tid, ws in by_task.items():
             task = self.tasks.get(tid)
-            yield ("put_writes", config, ws, tid, path_str(task.path) if task else "")
+            yield PutWritesOp("put_writes", config, ws, tid, path_str(task.path) if task else "")
 
     # ------------------------------------------------------------------ exit
     def _exit(self, exc: BaseException | None) -> Generator[tuple, Any, bool]:
@@ -886,6 +995,14 @@ class PregelLoop:
         if exc is None:
             self.output = read_channels(self.engine, self.output_keys)
         return False
+
+
+def mark_no_writes(writes: Any) -> None:
+    """A finished task with no writes but control ones gets LangGraph's NO_WRITES marker."""
+    if not writes or (
+        writes[0][0] in CONTROL_WRITES and all(c in CONTROL_WRITES for c, _ in writes)
+    ):
+        writes.append((NO_WRITES, None))
 
 
 # LangGraph has a loop class per driver; here one step machine serves both drivers

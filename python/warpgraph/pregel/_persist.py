@@ -54,7 +54,7 @@ import asyncio
 import inspect
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from contextvars import ContextVar
 from typing import Any
 
@@ -62,6 +62,7 @@ from warpgraph._internal._constants import CONF, CONFIG_KEY_CHECKPOINT_ID, INTER
 from warpgraph._internal._flags import FAST_PATHS
 from warpgraph.checkpoint._sql import NO_EXPECTATION, PutOp, WritesOp
 from warpgraph.checkpoint._sql.writer import FailureSink
+from warpgraph.pregel._records import PutCheckpointOp, PutWritesOp, WriteOp
 
 __all__ = (
     "WRITE_LANGGRAPH_TYPES",
@@ -224,7 +225,7 @@ class SaverSession:
         "is_async",
         "lock",
         "mode",
-        "raw",
+        "passes_ops_through",
         "root",
         "saver",
         "shared",
@@ -270,7 +271,7 @@ class SaverSession:
         self.inflight: list[Any] = []  # async: commits started from task callbacks
         self.closed = False
         # plain savers without fencing or type translation get the loop's ops as they are
-        self.raw = (
+        self.passes_ops_through = (
             self.mode == "plain"
             and not fence
             and (self.foreign is None or not WRITE_LANGGRAPH_TYPES)
@@ -293,25 +294,23 @@ class SaverSession:
         self.expected = saved.checkpoint["id"] if saved is not None else None
 
     # --- writes -----------------------------------------------------------------------
-    def to_item(self, op: tuple) -> Any:
-        """The loop's ("put", ...) / ("put_writes", ...) as a batch item (fenced puts
-        expect the current head, which then becomes the new checkpoint)."""
-        if self.raw:
+    def to_item(self, op: WriteOp) -> Any:
+        """The loop's write op as a batch item (fenced puts expect the current head, which
+        then becomes the new checkpoint); as it is when the session passes ops through."""
+        if self.passes_ops_through:
             return op
-        if op[0] == "put":
-            _, config, cp, metadata, new_versions = op
+        if op.kind == "put":
             expected = self.expected
             if self.fence:
-                self.expected = cp["id"]
-            item: Any = PutOp(config, cp, metadata, new_versions, expected)
+                self.expected = op.checkpoint["id"]
+            item: Any = PutOp(op.config, op.checkpoint, op.metadata, op.new_versions, expected)
         else:  # (fenced like puts: the head must still be the one the run expects)
-            _, config, writes, task_id, path = op
-            item = WritesOp(config, writes, task_id, path, self.expected)
+            item = WritesOp(op.config, op.writes, op.task_id, op.task_path, self.expected)
         if self.foreign is None or not WRITE_LANGGRAPH_TYPES:
             return item
         return to_foreign(item, self.foreign)
 
-    def write(self, op: tuple) -> list | None:
+    def write(self, op: WriteOp) -> list | None:
         """A write op from the loop: returns the items to commit now, or None (buffered or
         submitted to the writer)."""
         self.check()
@@ -326,7 +325,7 @@ class SaverSession:
             return None
         return [item]
 
-    def task_writes(self, ops: list[tuple], last: bool) -> list | None:
+    def task_writes(self, ops: list[PutWritesOp], last: bool) -> list | None:
         """Writes of a task that just finished (`last`: no other task of its step still
         runs); returns the items to commit now, or None."""
         self.check()
@@ -392,8 +391,8 @@ class SaverSession:
             nonlocal done
             handler = on_task_done(task, exc)  # (an error handler's task: one more to run)
             done += 1
-            if loop._io:
-                ops, loop._io = loop._io, []
+            ops = loop.take_queued_writes()
+            if ops:
                 items = self.task_writes(ops, done >= n_tasks and handler is None)
                 if items:
                     run(items)
@@ -408,11 +407,8 @@ class SaverSession:
             return [("put_batch", (items,), {})]
         out = []
         for it in items:
-            if type(it) is tuple:  # a raw op (see `raw`)
-                if it[0] == "put":
-                    out.append(("put", it[1:5], {}))  # (without an engine-encoded envelope)
-                else:
-                    out.append(("put_writes", it[1:] if self.task_path else it[1:4], {}))
+            if type(it) is PutCheckpointOp or type(it) is PutWritesOp:  # an op passed through
+                out.append((*_passed_op_call(it, self.task_path), {}))
             elif type(it) is PutOp:
                 kw = {"expected_head": it.expected_head} if self.fence else {}
                 out.append(("put", (it.config, it.checkpoint, it.metadata, it.new_versions), kw))
@@ -422,72 +418,85 @@ class SaverSession:
                 out.append(("put_writes", (*args, it.task_path) if self.task_path else args, kw))
         return out
 
-    # --- sync executor ----------------------------------------------------------------
-    def write_now(self, op: tuple) -> None:
-        """A write op from a lone step (`pregel/_lone.py`): what the driver does with it."""
-        if self.mode == "writer" and op[0] == "put":  # `write`, one layer less per step
-            if self.failed is not None or self.sink.error is not None:  # type: ignore[union-attr]
-                self.check()
-            _, config, cp, metadata, new_versions = op
-            expected, self.expected = self.expected, cp["id"]  # (writer mode fences)
-            items, self.buffer = self.buffer, []
-            items.append(PutOp(config, cp, metadata, new_versions, expected))
-            self.submit(items)
-            return
+    # --- what the drivers do with the loop's write ops --------------------------------
+    def perform_write(self, op: WriteOp) -> None:
+        """What the sync driver does with a write op (`write`, then commit what is due);
+        lone steps (`pregel/_lone.py`) call it for their checkpoints."""
         items = self.write(op)
         if items:
             self.commit(items)
 
-    def task_done(self, ops: list[tuple]) -> None:
-        """The writes of a lone step's task (the only one of its step): what the runner's
-        `hook` does with them."""
-        if self.mode == "writer":  # `task_writes(ops, True)`, one layer less per step
-            if self.failed is not None or self.sink.error is not None:  # type: ignore[union-attr]
-                self.check()
-            buffer, expected = self.buffer, self.expected
-            for _, config, writes, task_id, path in ops:  # (they ride with the checkpoint)
-                buffer.append(WritesOp(config, writes, task_id, path, expected))
-            return
+    def perform_last_task_writes(self, ops: list[PutWritesOp]) -> None:
+        """What the runner's `hook` does with the writes of a step's only task (they ride
+        with the step's checkpoint unless the session commits each op); lone steps call it."""
         items = self.task_writes(ops, True)
         if items:
             self.commit(items)
 
-    def direct(self, op: tuple) -> None:
-        """A `raw` session's write op, called on the saver as it is (a put with its
-        envelope encoded by the engine - `loop.packed_puts` - stored as such)."""
-        if op[0] == "put":
-            if len(op) == 6:
-                self.saver._store(*op[1:])
-            else:
-                self.saver.put(*op[1:])
-        elif self.task_path:
-            self.saver.put_writes(*op[1:])
-        else:
-            self.saver.put_writes(*op[1:4])
+    # --- plans ------------------------------------------------------------------------
+    # Each operation with a sync and an async form is written once, as a plan: a generator
+    # yielding the saver calls `(method, args, kwargs)` (sync names; the async executor
+    # awaits the `a`-prefixed twin) and the waits below, and returning the result. The
+    # executors (`_run`, `_arun`) perform each step and send its result back (or throw
+    # its error in).
 
-    def commit(self, items: list) -> None:
-        """Commit `items` (one transaction when the saver batches; in writer mode: hand
-        them to the writer)."""
+    def _commit_plan(self, items: list) -> Plan:
         if self.mode == "writer":
             self.submit(items)
             return
         try:
             if self.mode != "plain":  # what `calls` gives, without building it
-                self.saver.put_batch(items)
+                yield ("put_batch", (items,), {})
             else:
-                for name, args, kw in self.calls(items):
-                    getattr(self.saver, name)(*args, **kw)
+                for call in self.calls(items):  # noqa: UP028 - each gets its result sent
+                    yield call
         except BaseException as exc:
             self.failed = exc
             raise
 
-    def flush(self) -> None:
-        """Commit what is buffered; raise a writer failure seen so far. (Once per step: with
-        nothing buffered and nothing failed, no further call.)"""
-        if self.buffer:
-            self.commit(self.take())  # type: ignore[arg-type]
-        elif self.failed is not None or (self.sink is not None and self.sink.error is not None):
+    def _flush_plan(self) -> Plan:
+        if self.inflight:  # (async only: commits started from task callbacks)
+            yield _AWAIT_INFLIGHT
+        items = self.take()
+        if items:
+            yield from self._commit_plan(items)
+        else:
             self.check()
+
+    def _read_plan(self, config: dict, call: tuple, head: str | None) -> Plan:
+        """A read once this run's writes are stored. `head`: how a fenced run that does
+        not know its head yet learns it: "read" (this read gave it, unless it addressed a
+        checkpoint_id), "latest" (the thread's latest), None (not from this read)."""
+        yield from self._flush_plan()
+        if self.root is not None and self._settles(config):
+            yield _SETTLE
+        saved = yield call
+        if head is None:
+            return saved
+        if self.foreign is not None:
+            saved = from_foreign(saved, self.foreign)
+        if not self._head_known:
+            lookup = self.head_lookup(config)
+            if lookup is None and head == "read":
+                self.set_head(saved)
+            else:
+                self.set_head((yield ("get_tuple", (lookup or config,), {})))
+        return saved
+
+    def _close_plan(self) -> Plan:
+        if self.closed:
+            return
+        self.closed = True
+        if self._hand_over():
+            return
+        try:
+            yield from self._flush_plan()
+        finally:
+            if self.writer is not None:  # (None: nothing was submitted)
+                # shared: this run's submissions committed, the writer goes on; else the
+                # run's own writer commits what it holds and stops
+                yield _WAIT_SHARED_WRITER if self.shared else _CLOSE_WRITER
+        self.check()
 
     def _settles(self, config: dict) -> bool:
         """Whether a nested run's read must first wait for what its root run submitted to
@@ -500,90 +509,134 @@ class SaverSession:
         ns = (config.get(CONF) or {}).get("checkpoint_ns") or ""
         return ":" not in ns.rpartition("|")[2]
 
+    # --- sync executor ----------------------------------------------------------------
+    def _run(self, plan: Plan) -> Any:
+        value: Any = None
+        exc: BaseException | None = None
+        while True:
+            try:
+                step = plan.send(value) if exc is None else plan.throw(exc)
+            except StopIteration as stop:
+                return stop.value
+            value = exc = None
+            try:
+                if step is _SETTLE:
+                    self.root.writer.flush()  # type: ignore[union-attr]
+                elif step is _CLOSE_WRITER:
+                    self.writer.close()
+                elif step is _WAIT_SHARED_WRITER:
+                    self.writer.flush()
+                elif step is _AWAIT_INFLIGHT:  # (never: only async commits run in flight)
+                    raise RuntimeError("async commits in flight in a sync run")
+                else:
+                    name, args, kw = step
+                    if name == _LIST_FIRST:
+                        value = next(iter(self.saver.list(*args, **kw)), None)
+                    else:
+                        value = getattr(self.saver, name)(*args, **kw)
+            except BaseException as e:  # noqa: BLE001 - thrown into the plan
+                exc = e
+
+    def commit(self, items: list) -> None:
+        """Commit `items` (one transaction when the saver batches; in writer mode: hand
+        them to the writer)."""
+        self._run(self._commit_plan(items))
+
+    def flush(self) -> None:
+        """Commit what is buffered; raise a writer failure seen so far. (Once per step: with
+        nothing buffered, only the failure check.)"""
+        if self.buffer:
+            self._run(self._flush_plan())
+        else:
+            self.check()
+
+    def call_saver(self, op: WriteOp) -> None:
+        """A write op of a session passing ops through, called on the saver as it is (a put with its
+        envelope encoded by the engine - `loop.packed_puts` - stored as such)."""
+        saver = self.saver
+        if op.kind != "put":  # (written out: once or twice per step)
+            if self.task_path:
+                saver.put_writes(op.config, op.writes, op.task_id, op.task_path)
+            else:
+                saver.put_writes(op.config, op.writes, op.task_id)
+        elif op.envelope is not None:
+            saver._store(op.config, op.checkpoint, op.metadata, op.new_versions, op.envelope)
+        else:
+            saver.put(op.config, op.checkpoint, op.metadata, op.new_versions)
+
     def get_tuple(self, config: dict) -> Any:
-        self.flush()
-        if self.root is not None and self._settles(config):
-            self.root.writer.flush()  # type: ignore[union-attr]
-        saved = self.saver.get_tuple(config)
-        if self.foreign is not None:
-            saved = from_foreign(saved, self.foreign)
-        if not self._head_known:
-            lookup = self.head_lookup(config)
-            self.set_head(self.saver.get_tuple(lookup) if lookup is not None else saved)
-        return saved
+        return self._run(self._read_plan(config, ("get_tuple", (config,), {}), "read"))
 
     def get_before(self, config: dict, checkpoint_id: str) -> Any:
         """The newest checkpoint of `config`'s thread and namespace older than
         `checkpoint_id` (a subgraph's state when a replay of its parent starts)."""
-        self.flush()
-        if self.root is not None and self._settles(config):
-            self.root.writer.flush()  # type: ignore[union-attr]
-        saved = next(iter(self.saver.list(config, before=_before(checkpoint_id), limit=1)), None)
-        return self._read_before(config, saved, self.saver.get_tuple)
+        return self._run(self._read_plan(config, _list_first(config, checkpoint_id), "latest"))
 
     def get_delta_history(self, config: dict, channels: list[str]) -> Any:
         """The saver's `get_delta_channel_history` (once this run's writes are stored)."""
-        self.flush()
-        if self.root is not None and self._settles(config):
-            self.root.writer.flush()  # type: ignore[union-attr]
-        return self.saver.get_delta_channel_history(config=config, channels=channels)
-
-    async def aget_delta_history(self, config: dict, channels: list[str]) -> Any:
-        await self.aflush()
-        if self.root is not None and self._settles(config):
-            await self._asettle()
-        return await self.saver.aget_delta_channel_history(config=config, channels=channels)
-
-    def _read_before(self, config: dict, saved: Any, get_tuple: Any) -> Any:
-        if self.foreign is not None:
-            saved = from_foreign(saved, self.foreign)
-        if not self._head_known:  # the run's head is the latest, not the one it starts from
-            self._head_known = True
-            self.set_head(get_tuple(self.head_lookup(config) or config))
-        return saved
+        return self._run(self._read_plan(config, _delta_history(config, channels), None))
 
     def close(self) -> None:
         """End of the run: commit everything and wait for it; raise the first failure."""
-        if self.closed:
-            return
-        self.closed = True
-        if self._hand_over():
-            return
-        try:
-            self.flush()
-        finally:
-            writer = self.writer
-            if writer is not None:  # (None: nothing was submitted)
-                if self.shared:
-                    writer.flush()  # this run's submissions committed; the writer goes on
-                else:
-                    writer.close()  # commits what it holds
-        self.check()
+        self._run(self._close_plan())
 
     # --- async executor ---------------------------------------------------------------
-    async def acommit(self, items: list) -> None:
-        """Async twin of `commit`."""
-        if self.mode == "writer":
-            self.submit(items)
-            return
-        try:
-            if self.mode != "plain":
-                await self.saver.aput_batch(items)
-            else:
-                for name, args, kw in self.calls(items):
-                    await getattr(self.saver, "a" + name)(*args, **kw)
-        except BaseException as exc:
-            self.failed = exc
-            raise
+    async def _arun(self, plan: Plan) -> Any:
+        value: Any = None
+        exc: BaseException | None = None
+        while True:
+            try:
+                step = plan.send(value) if exc is None else plan.throw(exc)
+            except StopIteration as stop:
+                return stop.value
+            value = exc = None
+            try:
+                if step is _SETTLE:
+                    await self._asettle()
+                elif step is _CLOSE_WRITER:
+                    # the writer's commits may need this event loop (aiosqlite): wait off-loop
+                    await asyncio.to_thread(self.writer.close)
+                elif step is _WAIT_SHARED_WRITER:
+                    await asyncio.wrap_future(self.writer.marker())
+                elif step is _AWAIT_INFLIGHT:
+                    await self.await_inflight()
+                else:
+                    name, args, kw = step
+                    if name == _LIST_FIRST:
+                        async for tup in self.saver.alist(*args, **kw):
+                            value = tup
+                            break
+                    else:
+                        value = await getattr(self.saver, "a" + name)(*args, **kw)
+            except BaseException as e:  # noqa: BLE001 - thrown into the plan
+                exc = e
 
-    async def adirect(self, op: tuple) -> None:
-        """Async twin of `direct`."""
-        if op[0] == "put":
-            await self.saver.aput(*op[1:])
-        elif self.task_path:
-            await self.saver.aput_writes(*op[1:])
+    async def acommit(self, items: list) -> None:
+        await self._arun(self._commit_plan(items))
+
+    async def aflush(self) -> None:
+        if self.buffer or self.inflight:
+            await self._arun(self._flush_plan())
         else:
-            await self.saver.aput_writes(*op[1:4])
+            self.check()
+
+    async def acall_saver(self, op: WriteOp) -> None:
+        """`call_saver` for the async driver (which never asks for engine-encoded puts)."""
+        name, args = _passed_op_call(op, self.task_path)
+        await getattr(self.saver, "a" + name)(*args)
+
+    async def aget_tuple(self, config: dict) -> Any:
+        return await self._arun(self._read_plan(config, ("get_tuple", (config,), {}), "read"))
+
+    async def aget_before(self, config: dict, checkpoint_id: str) -> Any:
+        plan = self._read_plan(config, _list_first(config, checkpoint_id), "latest")
+        return await self._arun(plan)
+
+    async def aget_delta_history(self, config: dict, channels: list[str]) -> Any:
+        return await self._arun(self._read_plan(config, _delta_history(config, channels), None))
+
+    async def aclose(self) -> None:
+        await self._arun(self._close_plan())
 
     def start_commit(self, items: list) -> None:
         """From a task callback on the event loop: start committing `items` now."""
@@ -596,27 +649,6 @@ class SaverSession:
             if isinstance(res, BaseException):
                 raise res
 
-    async def aflush(self) -> None:
-        if self.inflight:
-            await self.await_inflight()
-        items = self.take()
-        if items:
-            await self.acommit(items)
-        else:
-            self.check()
-
-    async def aget_tuple(self, config: dict) -> Any:
-        await self.aflush()
-        if self.root is not None and self._settles(config):
-            await self._asettle()
-        saved = await self.saver.aget_tuple(config)
-        if self.foreign is not None:
-            saved = from_foreign(saved, self.foreign)
-        if not self._head_known:
-            lookup = self.head_lookup(config)
-            self.set_head(await self.saver.aget_tuple(lookup) if lookup is not None else saved)
-        return saved
-
     async def _asettle(self) -> None:
         """A nested run's read waits for what its root run submitted (see `_settles`)."""
         root = self.root
@@ -627,38 +659,33 @@ class SaverSession:
         else:
             await asyncio.to_thread(root.writer.flush)
 
-    async def aget_before(self, config: dict, checkpoint_id: str) -> Any:
-        """Async twin of `get_before`."""
-        await self.aflush()
-        if self.root is not None and self._settles(config):
-            await self._asettle()
-        saved = None
-        async for tup in self.saver.alist(config, before=_before(checkpoint_id), limit=1):
-            saved = tup
-            break
-        if self.foreign is not None:
-            saved = from_foreign(saved, self.foreign)
-        if not self._head_known:
-            self._head_known = True
-            self.set_head(await self.saver.aget_tuple(self.head_lookup(config) or config))
-        return saved
 
-    async def aclose(self) -> None:
-        if self.closed:
-            return
-        self.closed = True
-        if self._hand_over():
-            return
-        try:
-            await self.aflush()
-        finally:
-            writer = self.writer
-            if writer is not None and not self.shared:
-                # the writer's commits may need this event loop (aiosqlite): wait off-loop
-                await asyncio.to_thread(writer.close)
-            elif writer is not None:  # this run's submissions committed; the writer goes on
-                await asyncio.wrap_future(writer.marker())
-        self.check()
+Plan = Generator[Any, Any, Any]
+"""A session operation as steps (see the session's "plans")."""
+
+
+# the waits a plan may yield besides saver calls (each executor knows how to wait)
+_SETTLE: Any = object()  # a nested run's read waits for its root run's writer
+_CLOSE_WRITER: Any = object()  # the run's own writer: commit all, stop
+_WAIT_SHARED_WRITER: Any = object()  # the shared writer: this run's commits
+_AWAIT_INFLIGHT: Any = object()  # async: commits started from task callbacks
+_LIST_FIRST = "list_first"  # a call step: the first tuple `list(*args, **kw)` gives
+
+
+def _list_first(config: dict, checkpoint_id: str) -> tuple:
+    return (_LIST_FIRST, (config,), {"before": _before(checkpoint_id), "limit": 1})
+
+
+def _delta_history(config: dict, channels: list[str]) -> tuple:
+    return ("get_delta_channel_history", (), {"config": config, "channels": channels})
+
+
+def _passed_op_call(op: WriteOp, task_path: bool) -> tuple[str, tuple]:
+    """The saver call (sync name) performing an op passed through (without an envelope)."""
+    if op.kind == "put":
+        return "put", (op.config, op.checkpoint, op.metadata, op.new_versions)
+    args = (op.config, op.writes, op.task_id)
+    return "put_writes", (*args, op.task_path) if task_path else args
 
 
 def _before(checkpoint_id: str) -> dict:

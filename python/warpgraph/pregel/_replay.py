@@ -25,6 +25,7 @@ from warpgraph._internal._constants import (
     CONFIG_KEY_RESUMING,
     NS_END,
 )
+from warpgraph.pregel._records import GetTupleOp
 
 __all__ = ("ReplayState", "load_saved", "replay_state_for")
 
@@ -62,13 +63,13 @@ def load_saved(loop: Any) -> Generator[tuple, Any, Any]:
     conf = loop.conf
     replay = None if cc[CONF].get(CONFIG_KEY_CHECKPOINT_ID) else conf.get(CONFIG_KEY_REPLAY_STATE)
     if replay is None:
-        saved = yield ("get_tuple", cc)
+        saved = yield GetTupleOp("get_tuple", cc)
         if saved is not None and cc[CONF].get(CONFIG_KEY_CHECKPOINT_ID):
             latest_cfg = {
                 **cc,
                 CONF: {k: v for k, v in cc[CONF].items() if k != CONFIG_KEY_CHECKPOINT_ID},
             }
-            latest = yield ("get_tuple", latest_cfg)
+            latest = yield GetTupleOp("get_tuple", latest_cfg)
             loop._superseded = (
                 latest is not None and latest.checkpoint["id"] != saved.checkpoint["id"]
             )
@@ -76,7 +77,7 @@ def load_saved(loop: Any) -> Generator[tuple, Any, Any]:
     if replay.first_visit(conf.get(CONFIG_KEY_CHECKPOINT_NS, "")):
         saved = yield ("get_before", cc, replay.checkpoint_id)
     else:
-        saved = yield ("get_tuple", cc)
+        saved = yield GetTupleOp("get_tuple", cc)
     if CONFIG_KEY_RESUMING in conf:
         loop.conf = {k: v for k, v in conf.items() if k != CONFIG_KEY_RESUMING}
         loop.config = {**loop.config, CONF: loop.conf}

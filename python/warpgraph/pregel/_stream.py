@@ -38,23 +38,3 @@ class _Latest:
 
 LATEST: Any = _Latest()
 """`latest_values` marker: the output channels' values now (read by `latest_output`)."""
-_LAZY_TYPES: Any = None
-
-
-def _lazy_ok(graph: Any, keys: Any) -> bool:
-    """Every output channel changes only through writes that also produce a values chunk
-    (LastValue / BinaryOperatorAggregate: no clearing on a new step, consume or finish)."""
-    global _LAZY_TYPES
-    if _LAZY_TYPES is None:
-        from warpgraph.channels import BinaryOperatorAggregate, LastValue
-
-        _LAZY_TYPES = (LastValue, BinaryOperatorAggregate)
-    chans = graph.channels
-    cache = graph.__dict__.setdefault("_lazy_values_cache", {})
-    key = keys if isinstance(keys, str) else tuple(keys)
-    ok = cache.get(key)
-    if ok is None:
-        ok = cache[key] = all(
-            type(chans.get(k)) in _LAZY_TYPES for k in ((keys,) if isinstance(keys, str) else keys)
-        )
-    return ok

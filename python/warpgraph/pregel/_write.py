@@ -7,18 +7,23 @@ through `config["configurable"]["__pregel_send"]` and passes its input through u
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, NamedTuple, TypeVar
+from typing import Any, NamedTuple, Protocol, TypeVar
 
 from warpgraph._internal._constants import CONF, CONFIG_KEY_SEND, TASKS
 from warpgraph._internal._typing import MISSING
 from warpgraph.errors import InvalidUpdateError
 
 __all__ = (
+    "CONTROL_ROUTER",
     "PASSTHROUGH",
     "SKIP_WRITE",
     "ChannelWrite",
     "ChannelWriteEntry",
     "ChannelWriteTupleEntry",
+    "ConfigFreeWriter",
+    "is_config_free_writer",
+    "mark_control_router",
+    "register_config_free_writer",
 )
 
 R = TypeVar("R")
@@ -88,18 +93,46 @@ def _assemble(writes: Sequence[Any], input: Any) -> list[tuple[str, Any]]:
     return out
 
 
-_CONTROL_BRANCH: Any = None
+# --- writers made outside pregel (the graph layer) that the fast paths recognise -------
+# pregel imports nothing from the graph layer: the graph marks what it makes.
+
+_CONFIG_FREE_WRITERS: set[type] = set()
 
 
-def _control_branch() -> Any:
-    global _CONTROL_BRANCH
-    if _CONTROL_BRANCH is None:
-        try:
-            from warpgraph.graph._updates import control_branch
-        except ImportError:  # pragma: no cover - graph package unavailable
-            control_branch = False
-        _CONTROL_BRANCH = control_branch
-    return _CONTROL_BRANCH
+class ConfigFreeWriter(Protocol):
+    """A writer type (registered with `register_config_free_writer`) that a lazily
+    configured task may run without its config (`_algo.node_plan`, `_retry._run_unconfigured`):
+    the graph's conditional-edge writer."""
+
+    def config_free_callable(self) -> Any:
+        """The runnable the writer calls; the writer qualifies when that is a plain
+        RunnableCallable (nothing else in it reads the config)."""
+
+    def invoke_unconfigured(self, input: Any, task: Any, engine: Any, writes: Any) -> Any:
+        """`invoke` inside `task` (config not built): reads through `engine` and the task's
+        `writes`, sends into `writes`."""
+
+
+def register_config_free_writer(cls: type) -> type:
+    """Mark `cls` (exactly that type, not its subclasses) as a `ConfigFreeWriter`."""
+    _CONFIG_FREE_WRITERS.add(cls)
+    return cls
+
+
+def is_config_free_writer(writer: Any) -> bool:
+    return type(writer) in _CONFIG_FREE_WRITERS
+
+
+CONTROL_ROUTER = "_routes_control_only"
+"""Attribute the graph sets (True) on a `ChannelWriteTupleEntry` mapper that only routes
+Send / Command(goto=...) values and returns nothing for a dict or None (the writers' plan
+then skips calling it for those)."""
+
+
+def mark_control_router(mapper: Callable) -> Callable:
+    """Mark `mapper` as a control router (see `CONTROL_ROUTER`)."""
+    setattr(mapper, CONTROL_ROUTER, True)
+    return mapper
 
 
 # plan step kinds
@@ -110,7 +143,6 @@ def _plan(writes: Sequence[Any]) -> tuple | None:
     """`writes` as `(kind, a, b)` steps for `_run_plan` (None: use `_assemble`): runs of
     constant entries become one precomputed tuple of writes."""
     Send = _send_type()
-    ctrl = _control_branch()
     plan: list[tuple[int, Any, Any]] = []
     fixed: list[tuple[str, Any]] = []
 
@@ -122,7 +154,8 @@ def _plan(writes: Sequence[Any]) -> tuple | None:
     for w in writes:
         if isinstance(w, ChannelWriteTupleEntry):
             flush()
-            kind = _MAP_CTRL if w.mapper is ctrl and w.value is PASSTHROUGH else _MAP
+            ctrl = getattr(w.mapper, CONTROL_ROUTER, False) is True
+            kind = _MAP_CTRL if ctrl and w.value is PASSTHROUGH else _MAP
             plan.append((kind, w.mapper, w.value))
         elif isinstance(w, ChannelWriteEntry):
             value = w.value
@@ -194,7 +227,7 @@ def _run_plan(plan: tuple, input: Any) -> list[tuple[str, Any]]:
         if kind == _FIXED:
             out += a
         elif kind == _MAP_CTRL:
-            # control_branch only routes Send / Command / sequences of them
+            # a control router only routes Send / Command / sequences of them
             if type(input) is not dict and input is not None:
                 tuples = a(input)
                 if tuples:

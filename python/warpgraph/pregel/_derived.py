@@ -1,0 +1,107 @@
+"""What runs derive from a compiled graph's nodes and channels, kept by one owner.
+
+`derived(graph)` gives the graph's `GraphDerived`: made on first use from the engine spec
+the graph holds at that moment, and made again as soon as the graph holds another spec.
+`Pregel.validate()` drops the spec (`_spec_cache = None`) whenever nodes or channels may
+have changed, so every cache below is invalidated in that one place; nothing else needs
+clearing. A run takes the graph's `GraphDerived` once, when its loop is made.
+
+The caches are filled by the modules that know how to compute them (`_algo.lazy_plans`,
+`_lone.lone_plans`, `lazy_values_ok` here); this module only owns their lifetime.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+__all__ = ("GraphDerived", "LonePlan", "NodeInfo", "derived", "lazy_values_ok")
+
+
+class NodeInfo(NamedTuple):
+    """What the loop needs of one node to prepare its tasks."""
+
+    node: Any
+    """The node's runnable (None: a node without one, which never runs)."""
+    mapper: Any
+    """Applied to a pulled task's input (None: the input as read)."""
+    metadata: Any
+    tags: Any
+    retry_policy: Any
+    writers: Any
+    """The node's writers, flattened (`PregelNode.flat_writers`)."""
+    subgraphs: Any
+    timeout: Any
+    managed: Any
+    """`[(key, getter or None)]` when the node reads managed values, else None."""
+
+
+class LonePlan(NamedTuple):
+    """How a lone step runs a node (`_lone.lone_plans`): its task's fields and its plan
+    (`_algo.node_plan`)."""
+
+    node: Any
+    mapper: Any
+    writers: Any
+    subgraphs: Any
+    plan: tuple
+
+
+class GraphDerived:
+    """The caches derived from one engine spec of a graph (see module doc)."""
+
+    __slots__ = ("lazy_plans", "lazy_values", "lone_plans", "nodes", "spec")
+
+    def __init__(self, graph: Any, spec: Any) -> None:
+        self.spec = spec
+        managed = graph._managed_reads
+        self.nodes: dict[str, NodeInfo] = {
+            n: NodeInfo(
+                p.node,
+                p.mapper,
+                p.metadata,
+                p.tags,
+                p.retry_policy,
+                p.flat_writers,
+                p.subgraphs,
+                p.timeout,
+                managed.get(n),
+            )
+            for n, p in graph.nodes.items()
+        }
+        # per node: how to run it without its config, or None (`_algo.lazy_plans`)
+        self.lazy_plans: dict[str, tuple | None] | None = None
+        # per node lone steps can run (`_lone.lone_plans`)
+        self.lone_plans: dict[str, LonePlan] | None = None
+        # output keys -> whether the latest values may be read lazily (`lazy_values_ok`)
+        self.lazy_values: dict[Any, bool] = {}
+
+
+def derived(graph: Any) -> GraphDerived:
+    """The graph's derived caches for its current engine spec (see module doc)."""
+    spec = graph._graph_spec
+    d = graph.__dict__.get("_derived")
+    if d is None or d.spec is not spec:
+        d = graph.__dict__["_derived"] = GraphDerived(graph, spec)
+    return d
+
+
+_LAZY_TYPES: Any = None
+
+
+def lazy_values_ok(graph: Any, keys: Any) -> bool:
+    """Every output channel changes only through writes that also produce a values chunk
+    (LastValue / BinaryOperatorAggregate: no clearing on a new step, consume or finish)."""
+    global _LAZY_TYPES
+    if _LAZY_TYPES is None:
+        from warpgraph.channels import BinaryOperatorAggregate, LastValue
+
+        _LAZY_TYPES = (LastValue, BinaryOperatorAggregate)
+    cache = derived(graph).lazy_values
+    key = keys if isinstance(keys, str) else tuple(keys)
+    ok = cache.get(key)
+    if ok is None:
+        chans = graph.channels
+        ok = cache[key] = all(
+            type(chans.get(k)) in _LAZY_TYPES for k in ((keys,) if isinstance(keys, str) else keys)
+        )
+    return ok
