@@ -14,6 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from langchain_core import messages as lc
 from langgraph.graph import message as ref_message
+from warpgraph._internal import _lc_messages as lc_loader
 from warpgraph.graph import message as wg_message
 
 IDS = ["a", "b", "c", "d"]
@@ -160,7 +161,7 @@ def test_add_messages_argument_errors_match() -> None:
 @pytest.fixture
 def no_langchain(monkeypatch: pytest.MonkeyPatch) -> None:
     """Make warpgraph's add_messages behave as if langchain-core were not installed."""
-    monkeypatch.setattr(wg_message, "_lc", False)
+    monkeypatch.setattr(lc_loader, "_lc", False)
 
 
 def dict_view(m: Any, canon: Canon) -> tuple:
@@ -178,12 +179,12 @@ dict_side = st.one_of(st.lists(dict_spec, max_size=6), dict_spec)
 def test_dict_messages_without_langchain(left: Any, right: Any) -> None:
     """Dict mode keeps dicts but merges, assigns ids and removes exactly like the reference."""
     ref = outcome(ref_message.add_messages, side(left), side(right), ref_dict_view)
-    saved = wg_message._lc
-    wg_message._lc = False
+    saved = lc_loader._lc
+    lc_loader._lc = False
     try:
         ours = outcome(wg_message.add_messages, side(left), side(right), dict_view)
     finally:
-        wg_message._lc = saved
+        lc_loader._lc = saved
     assert ours == ref
 
 

@@ -168,7 +168,9 @@ def test_messages_delta_reducer_matches_langgraphs(lc: bool, monkeypatch) -> Non
         )
         assert once == twice
     else:  # without langchain-core: dict messages, {"type": "remove"} tombstones
-        monkeypatch.setattr(wg_message, "_lc", False)
+        from warpgraph._internal import _lc_messages
+
+        monkeypatch.setattr(_lc_messages, "_lc", False)
         out = wg_message._messages_delta_reducer(
             [
                 {"role": "user", "content": "a", "id": "1"},

@@ -75,10 +75,9 @@ def _async_all_the_way(runnable: Any) -> bool:
 
 def _natively_async(runnable: Any) -> bool:
     from warpgraph._internal._runnable import RunnableCallable
-    from warpgraph.graph._branch import _BranchWriter
-    from warpgraph.pregel._write import ChannelWrite
+    from warpgraph.pregel._write import ChannelWrite, is_config_free_writer
 
-    if isinstance(runnable, (ChannelWrite, _BranchWriter)):
+    if isinstance(runnable, ChannelWrite) or is_config_free_writer(runnable):
         return True  # warpgraph's own writers never block
     if isinstance(runnable, RunnableCallable):
         afunc = runnable.afunc

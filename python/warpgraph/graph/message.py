@@ -17,6 +17,7 @@ from functools import partial
 from typing import Annotated, Any, Literal
 
 from warpgraph._internal._compat import TypedDict
+from warpgraph._internal._lc_messages import MESSAGES_DELTA_REDUCER, lc_messages
 from warpgraph.graph.state import StateGraph
 from warpgraph.warnings import LangGraphDeprecatedSinceV10
 
@@ -26,19 +27,6 @@ REMOVE_ALL_MESSAGES = "__remove_all__"
 
 Messages = Any
 
-_lc: Any = None  # the langchain_core.messages module, False when not installed
-
-
-def _langchain() -> Any:
-    """langchain_core.messages, or None when langchain-core is not installed."""
-    global _lc
-    if _lc is None:
-        try:
-            import langchain_core.messages as lc
-        except ImportError:
-            lc = False
-        _lc = lc
-    return _lc or None
 
 
 def _with_both(func: Callable[..., Messages]) -> Callable[..., Any]:
@@ -178,7 +166,7 @@ def _messages_delta_reducer(state: list, writes: list) -> list:
             flat.extend(w)
         else:
             flat.append(w)
-    lc = _langchain()
+    lc = lc_messages()
     if lc is not None:
         ops: Any = _LcOps(lc)
         as_messages = lc.convert_to_messages
@@ -209,6 +197,9 @@ def _messages_delta_reducer(state: list, writes: list) -> list:
     return [m for m in out if m is not _GONE]
 
 
+setattr(_messages_delta_reducer, MESSAGES_DELTA_REDUCER, True)
+
+
 _GONE = object()
 
 
@@ -229,7 +220,7 @@ def add_messages(
         left = [left]
     if not isinstance(right, list):
         right = [right]
-    lc = _langchain()
+    lc = lc_messages()
     merged = _merge(_LcOps(lc) if lc is not None else _DictOps, left, right)
     if format == "langchain-openai":
         return _format_messages(merged)
@@ -239,7 +230,7 @@ def add_messages(
 
 
 def _format_messages(messages: list) -> list:
-    lc = _langchain()
+    lc = lc_messages()
     convert = getattr(lc, "convert_to_openai_messages", None) if lc is not None else None
     if convert is None:
         warnings.warn(
@@ -278,7 +269,7 @@ def push_message(message: Any, *, state_key: str | None = "messages") -> Any:
     from warpgraph.config import get_config
 
     config = get_config()
-    lc = _langchain()
+    lc = lc_messages()
     if lc is None:
         raise ImportError("push_message needs langchain-core")
     message = next(iter(lc.convert_to_messages([message])))

@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 from uuid import uuid4
 
+from warpgraph._internal._lc_messages import MESSAGES_DELTA_REDUCER, lc_messages
 from warpgraph.channels.binop import _unwrap_overwrite
 from warpgraph.types import Overwrite
 
@@ -25,9 +26,7 @@ _TYPES = frozenset(("human", "ai", "tool", "system", "function", "remove"))
 
 
 def _lc() -> Any:
-    from warpgraph.graph.message import _langchain
-
-    return _langchain()
+    return lc_messages()
 
 
 def _message_dict(item: dict) -> bool:
@@ -111,9 +110,7 @@ def stamp_ids(specs: Mapping[str, Any], writes: Any) -> None:
             lc = _lc()
             if lc is None:  # no langchain-core: no message objects to give ids
                 return
-        from warpgraph.graph.message import _messages_delta_reducer
-
-        if spec.reducer is _messages_delta_reducer:
+        if getattr(spec.reducer, MESSAGES_DELTA_REDUCER, False):
             new = _for_messages_reducer(value, lc)
         else:
             new = _for_other_reducer(value, lc)
