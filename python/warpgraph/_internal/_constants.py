@@ -67,7 +67,6 @@ RESERVED_WRITE_KEYS: Final = frozenset(
 
 CONFIG_KEY_REPLAY_STATE: Final = _i("__pregel_replay_state")
 CONFIG_KEY_TIMED_ATTEMPT_OBSERVER: Final = _i("__pregel_timed_attempt_observer")
-CONFIG_KEY_NODE_ERROR: Final = _i("__pregel_node_error")
 CONFIG_KEY_STRICT_RESUME: Final = _i("__pregel_strict_resume")
 CONFIG_KEY_STREAM_MESSAGES_V2: Final = _i("__pregel_stream_messages_v2")
 

@@ -7,14 +7,9 @@ LangGraph evaluate at import) work; the defaults let one argument stand for all 
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
-if sys.version_info >= (3, 13):
-    from typing import TypeVar
-else:  # PEP 696 defaults
-    from typing_extensions import TypeVar
-
+from warpgraph._internal._compat import TypeVar  # PEP 696 defaults
 from warpgraph._internal._typing import StateLike
 
 __all__ = (

@@ -380,6 +380,7 @@ async def atraced_seq(seq: Any, input: Any, config: dict, kwargs: dict) -> Any:
 
 
 def _add(output: Any, chunk: Any, first: bool) -> Any:
+    """The streamed output so far with `chunk` added (`+`; the chunk alone where `+` fails)."""
     if first:
         return chunk
     try:

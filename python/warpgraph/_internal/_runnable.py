@@ -20,6 +20,7 @@ from typing import Any, Union
 
 from warpgraph._internal import _lc
 from warpgraph._internal._constants import CONF, CONFIG_KEY_NODE_ERROR, CONFIG_KEY_RUNTIME
+from warpgraph._internal._lc import _add as _add_chunks
 from warpgraph._internal._typing import MISSING
 from warpgraph.config import (
     _CONFIG,
@@ -322,15 +323,6 @@ def is_async_generator(func: Any) -> bool:
     return inspect.isasyncgenfunction(func) or (
         callable(func) and inspect.isasyncgenfunction(type(func).__call__)
     )
-
-
-def _add_chunks(output: Any, chunk: Any, first: bool) -> Any:
-    if first:
-        return chunk
-    try:
-        return output + chunk
-    except TypeError:
-        return chunk
 
 
 def _generator_runnable(thing: Any, name: str | None, trace: bool) -> RunnableCallable:

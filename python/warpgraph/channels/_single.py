@@ -7,11 +7,11 @@ from typing import Any, Generic
 
 from warpgraph._internal._compat import Self
 from warpgraph._internal._typing import MISSING
-from warpgraph.channels.base import BaseChannel, Value
+from warpgraph.channels.base import SameTypeChannel, Value
 from warpgraph.errors import EmptyChannelError, InvalidUpdateError
 
 
-class SingleValueChannel(BaseChannel[Value, Value, Value], Generic[Value]):
+class SingleValueChannel(SameTypeChannel[Value, Value, Value], Generic[Value]):
     """Reads, copies and checkpoints of a one-value channel; subclasses define `update`
     (and `_blank` when their constructor takes more than `typ` and `key`)."""
 
@@ -22,14 +22,6 @@ class SingleValueChannel(BaseChannel[Value, Value, Value], Generic[Value]):
     def __init__(self, typ: Any, key: str = "") -> None:
         super().__init__(typ, key)
         self.value = MISSING
-
-    @property
-    def ValueType(self) -> Any:
-        return self.typ
-
-    @property
-    def UpdateType(self) -> Any:
-        return self.typ
 
     def _blank(self) -> Self:
         """An empty channel configured like this one."""

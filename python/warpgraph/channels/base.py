@@ -80,3 +80,17 @@ class BaseChannel(ABC, Generic[Value, Update, Checkpoint]):
     def finish(self) -> bool:
         """The run is about to finish; True if that changed the channel."""
         return False
+
+
+class SameTypeChannel(BaseChannel[Value, Update, Checkpoint]):
+    """A channel whose value type and update type are both its `typ`."""
+
+    __slots__ = ()
+
+    @property
+    def ValueType(self) -> Any:
+        return self.typ
+
+    @property
+    def UpdateType(self) -> Any:
+        return self.typ

@@ -9,9 +9,9 @@ from typing import Any, Generic
 from warpgraph._internal._compat import NotRequired, Required, Self
 from warpgraph._internal._constants import OVERWRITE
 from warpgraph._internal._typing import MISSING
+from warpgraph.channels._single import SingleValueChannel
 from warpgraph.channels.base import BaseChannel, Value
 from warpgraph.errors import (
-    EmptyChannelError,
     ErrorCode,
     InvalidUpdateError,
     create_error_message,
@@ -42,15 +42,20 @@ def _bare_type(typ: Any) -> Any:
     return typ
 
 
-def _initial_value(typ: Any) -> Any:
-    """`typ()` for the bare type (abstract collections made concrete), MISSING if that fails."""
+def _concrete_type(typ: Any) -> Any:
+    """The bare type of `typ`, an abstract collection replaced by its concrete type."""
     bare = _bare_type(typ)
     try:
-        bare = _CONCRETE.get(bare, bare)
-    except TypeError:  # unhashable type object
-        pass
+        return _CONCRETE.get(bare, bare)
+    except TypeError:  # an unhashable type object
+        return bare
+
+
+def _initial_value(typ: Any) -> Any:
+    """`typ()` for the bare type (abstract collections made concrete), MISSING if that fails."""
+    concrete = _concrete_type(typ)
     try:
-        return bare()
+        return concrete()
     except Exception:  # noqa: BLE001 - any failure means "no initial value"
         return MISSING
 
@@ -90,17 +95,19 @@ def _is_delta_snapshot(value: Any) -> bool:
     return type(value).__name__ == "_DeltaSnapshot" and hasattr(value, "value")
 
 
-class BinaryOperatorAggregate(BaseChannel[Value, Value, Value], Generic[Value]):
+class BinaryOperatorAggregate(SingleValueChannel[Value], Generic[Value]):
     """Holds `operator(...operator(initial, w1)..., wn)` over all writes.
 
     The initial value is `typ()` when that is constructible, so the channel is available
     before any write. An `Overwrite` write replaces the value (once per step).
     """
 
-    __slots__ = ("operator", "value")
+    __slots__ = ("operator",)
 
     def __init__(self, typ: type[Value], operator: Callable[[Value, Value], Value]) -> None:
-        super().__init__(typ)
+        # BaseChannel's constructor directly: `value` is set below, so SingleValueChannel's
+        # MISSING would only be overwritten (a channel is built on every copy and restore)
+        BaseChannel.__init__(self, typ)
         self.operator = operator
         self.value = _initial_value(typ)
 
@@ -109,31 +116,15 @@ class BinaryOperatorAggregate(BaseChannel[Value, Value, Value], Generic[Value]):
             self.operator, other.operator
         )
 
-    @property
-    def ValueType(self) -> Any:
-        return self.typ
-
-    @property
-    def UpdateType(self) -> Any:
-        return self.typ
-
     def _blank(self) -> Self:
         twin = self.__class__(self.typ, self.operator)
         twin.key = self.key
         return twin
 
-    def copy(self) -> Self:
-        twin = self._blank()
-        twin.value = self.value
-        return twin
-
     def from_checkpoint(self, checkpoint: Any) -> Self:
-        restored = self._blank()
         if _is_delta_snapshot(checkpoint):
             checkpoint = checkpoint.value
-        if checkpoint is not MISSING:
-            restored.value = checkpoint
-        return restored
+        return super().from_checkpoint(checkpoint)
 
     def update(self, values: Sequence[Value]) -> bool:
         if not values:
@@ -159,15 +150,3 @@ class BinaryOperatorAggregate(BaseChannel[Value, Value, Value], Generic[Value]):
             elif not overwritten:
                 self.value = self.operator(self.value, values[i])
         return True
-
-    def get(self) -> Value:
-        value = self.value
-        if value is MISSING:
-            raise EmptyChannelError()
-        return value
-
-    def is_available(self) -> bool:
-        return self.value is not MISSING
-
-    def checkpoint(self) -> Any:
-        return self.value

@@ -20,8 +20,8 @@ from typing import Any, Generic
 
 from warpgraph._internal._compat import Self
 from warpgraph._internal._typing import MISSING
-from warpgraph.channels.base import BaseChannel, Value
-from warpgraph.channels.binop import _CONCRETE, _bare_type, _same_operator, _unwrap_overwrite
+from warpgraph.channels.base import SameTypeChannel, Value
+from warpgraph.channels.binop import _concrete_type, _same_operator, _unwrap_overwrite
 from warpgraph.checkpoint.serde.types import _DeltaSnapshot
 from warpgraph.errors import (
     EmptyChannelError,
@@ -33,15 +33,7 @@ from warpgraph.errors import (
 __all__ = ("DeltaChannel",)
 
 
-def _value_type(typ: Any) -> Any:
-    bare = _bare_type(typ)
-    try:
-        return _CONCRETE.get(bare, bare)
-    except TypeError:  # an unhashable type object
-        return bare
-
-
-class DeltaChannel(BaseChannel[Any, Any, Any], Generic[Value]):
+class DeltaChannel(SameTypeChannel[Any, Any, Any], Generic[Value]):
     """Reducer channel stored as its writes (see the module doc).
 
     `reducer(value, writes) -> value`; `typ` is the value type (inferred from
@@ -60,7 +52,7 @@ class DeltaChannel(BaseChannel[Any, Any, Any], Generic[Value]):
     ) -> None:
         if snapshot_frequency <= 0:
             raise ValueError(f"snapshot_frequency must be a positive int, got {snapshot_frequency}")
-        base = _value_type(list if typ is None else typ)
+        base = _concrete_type(list if typ is None else typ)
         super().__init__(base)
         self.typ = base
         self.reducer = reducer
@@ -73,14 +65,6 @@ class DeltaChannel(BaseChannel[Any, Any, Any], Generic[Value]):
             and self.snapshot_frequency == other.snapshot_frequency
             and _same_operator(self.reducer, other.reducer)
         )
-
-    @property
-    def ValueType(self) -> Any:
-        return self.typ
-
-    @property
-    def UpdateType(self) -> Any:
-        return self.typ
 
     def _twin(self, value: Any) -> Self:
         twin = self.__class__(self.reducer, self.typ, snapshot_frequency=self.snapshot_frequency)

@@ -8,7 +8,7 @@ from typing import Any, Generic
 from warpgraph._internal._compat import Self
 from warpgraph._internal._typing import MISSING
 from warpgraph.channels._single import SingleValueChannel
-from warpgraph.channels.base import BaseChannel, Value
+from warpgraph.channels.base import SameTypeChannel, Value
 from warpgraph.errors import (
     EmptyChannelError,
     ErrorCode,
@@ -45,7 +45,7 @@ class LastValue(SingleValueChannel[Value], Generic[Value]):
         return True
 
 
-class LastValueAfterFinish(BaseChannel[Value, Value, tuple[Value, bool]], Generic[Value]):
+class LastValueAfterFinish(SameTypeChannel[Value, Value, tuple[Value, bool]], Generic[Value]):
     """Keeps the last value written, readable only after finish(); consuming clears it."""
 
     __slots__ = ("finished", "value")
@@ -60,14 +60,6 @@ class LastValueAfterFinish(BaseChannel[Value, Value, tuple[Value, bool]], Generi
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, LastValueAfterFinish)
-
-    @property
-    def ValueType(self) -> Any:
-        return self.typ
-
-    @property
-    def UpdateType(self) -> Any:
-        return self.typ
 
     def copy(self) -> Self:
         twin = self.__class__(self.typ, self.key)

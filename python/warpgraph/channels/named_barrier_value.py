@@ -7,7 +7,7 @@ from typing import Any, Generic
 
 from warpgraph._internal._compat import Self
 from warpgraph._internal._typing import MISSING
-from warpgraph.channels.base import BaseChannel, Value
+from warpgraph.channels.base import BaseChannel, SameTypeChannel, Value
 from warpgraph.errors import EmptyChannelError, InvalidUpdateError
 
 __all__ = ("NamedBarrierValue", "NamedBarrierValueAfterFinish")
@@ -25,8 +25,8 @@ def _record(key: str, names: set, seen: set, values: Sequence[Any]) -> bool:
     return added
 
 
-class NamedBarrierValue(BaseChannel[Value, Value, set[Value]], Generic[Value]):
-    """Available (value None) once all `names` are seen; consuming resets it."""
+class _Barrier(SameTypeChannel[Value, Value, Any], Generic[Value]):
+    """The names a barrier waits for, the ones seen so far, and how writes add to them."""
 
     __slots__ = ("names", "seen")
 
@@ -38,21 +38,23 @@ class NamedBarrierValue(BaseChannel[Value, Value, set[Value]], Generic[Value]):
         self.names = names
         self.seen = set()
 
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, NamedBarrierValue) and other.names == self.names
-
-    @property
-    def ValueType(self) -> Any:
-        return self.typ
-
-    @property
-    def UpdateType(self) -> Any:
-        return self.typ
-
     def _blank(self) -> Self:
+        """An empty barrier for the same names and key."""
         twin = self.__class__(self.typ, self.names)
         twin.key = self.key
         return twin
+
+    def update(self, values: Sequence[Value]) -> bool:
+        return _record(self.key, self.names, self.seen, values)
+
+
+class NamedBarrierValue(_Barrier[Value], Generic[Value]):
+    """Available (value None) once all `names` are seen; consuming resets it."""
+
+    __slots__ = ()
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, NamedBarrierValue) and other.names == self.names
 
     def copy(self) -> Self:
         twin = self._blank()
@@ -67,9 +69,6 @@ class NamedBarrierValue(BaseChannel[Value, Value, set[Value]], Generic[Value]):
         if checkpoint is not MISSING:
             restored.seen = checkpoint
         return restored
-
-    def update(self, values: Sequence[Value]) -> bool:
-        return _record(self.key, self.names, self.seen, values)
 
     def get(self) -> Value:
         if self.seen != self.names:
@@ -86,36 +85,22 @@ class NamedBarrierValue(BaseChannel[Value, Value, set[Value]], Generic[Value]):
         return True
 
 
-class NamedBarrierValueAfterFinish(BaseChannel[Value, Value, set[Value]], Generic[Value]):
+class NamedBarrierValueAfterFinish(_Barrier[Value], Generic[Value]):
     """Like NamedBarrierValue, but available only after finish() once all names are seen."""
 
-    __slots__ = ("finished", "names", "seen")
+    __slots__ = ("finished",)
 
-    names: set[Value]
-    seen: set[Value]
     finished: bool
 
     def __init__(self, typ: type[Value], names: set[Value]) -> None:
-        super().__init__(typ)
+        # BaseChannel's constructor directly, one call per copy and restore like the others
+        BaseChannel.__init__(self, typ)
         self.names = names
         self.seen = set()
         self.finished = False
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, NamedBarrierValueAfterFinish) and other.names == self.names
-
-    @property
-    def ValueType(self) -> Any:
-        return self.typ
-
-    @property
-    def UpdateType(self) -> Any:
-        return self.typ
-
-    def _blank(self) -> Self:
-        twin = self.__class__(self.typ, self.names)
-        twin.key = self.key
-        return twin
 
     def copy(self) -> Self:
         twin = self._blank()
@@ -131,9 +116,6 @@ class NamedBarrierValueAfterFinish(BaseChannel[Value, Value, set[Value]], Generi
         if checkpoint is not MISSING:
             restored.seen, restored.finished = checkpoint
         return restored
-
-    def update(self, values: Sequence[Value]) -> bool:
-        return _record(self.key, self.names, self.seen, values)
 
     def get(self) -> Value:
         if not self.finished or self.seen != self.names:

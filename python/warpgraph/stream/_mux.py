@@ -140,19 +140,19 @@ class StreamMux:
     def bind_pump(self, fn: Callable[[], bool]) -> None:
         """Let every cursor of this mux (log, projections, transformer-made streams) pull."""
         self._pump_fn = fn
-        for channel in (self._events, *self._channels):
-            channel._request_more = fn
-        for transformer in self._transformers:
-            hook = getattr(transformer, "_bind_pump", None)
-            if hook is not None:
-                hook(fn)
+        self._bind_all(fn, "_request_more", "_bind_pump")
 
     def bind_apump(self, fn: Callable[[], Awaitable[bool]]) -> None:
+        """`bind_pump` for async cursors."""
         self._apump_fn = fn
+        self._bind_all(fn, "_arequest_more", "_bind_apump")
+
+    def _bind_all(self, fn: Callable[[], Any], channel_attr: str, hook_name: str) -> None:
+        """Set `channel_attr` of every channel to `fn`; call each transformer's `hook_name`."""
         for channel in (self._events, *self._channels):
-            channel._arequest_more = fn
+            setattr(channel, channel_attr, fn)
         for transformer in self._transformers:
-            hook = getattr(transformer, "_bind_apump", None)
+            hook = getattr(transformer, hook_name, None)
             if hook is not None:
                 hook(fn)
 
