@@ -137,13 +137,8 @@ class Pregel(
                 t2n.setdefault(t, []).append(name)
         self.trigger_to_nodes = t2n
         self._spec_cache = None
-        for cache in (
-            "_node_info_cache",
-            "_lazy_plans_cache",
-            "_lone_plans_cache",
-            "_cache_policies_cache",
-        ):
-            self.__dict__.pop(cache, None)
+        # per-spec caches live in `_derived.derived(self)`, keyed on the spec dropped above
+        self.__dict__.pop("_cache_policies_cache", None)
         return self
 
     @property
@@ -168,28 +163,6 @@ class Pregel(
                 if isinstance(p.channels, list) and any(k in managed for k in p.channels)
             }
         return self._spec_cache
-
-    @property
-    def _node_info(self) -> dict:
-        """Per node: (runnable, mapper, metadata, tags, retry, writers, subgraphs, timeout, managed)."""
-        self._graph_spec  # noqa: B018
-        info = self.__dict__.get("_node_info_cache")
-        if info is None:
-            info = self.__dict__["_node_info_cache"] = {
-                n: (
-                    p.node,
-                    p.mapper,
-                    p.metadata,
-                    p.tags,
-                    p.retry_policy,
-                    p.flat_writers,
-                    p.subgraphs,
-                    p.timeout,
-                    self._managed_cache.get(n),
-                )
-                for n, p in self.nodes.items()
-            }
-        return info
 
     @property
     def _untracked_channels(self) -> frozenset:
