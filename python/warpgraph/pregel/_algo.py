@@ -537,9 +537,20 @@ def node_plan(proc: Any) -> tuple | None:
     return (proc._first.func, proc._first.recurse, tuple(steps))
 
 
-def scratchpad_for(loop: Any, task_id: str, task_ns: str) -> PregelScratchpad:
+_LOOP_PAD: Any = object()  # `scratchpad_for`'s default `parent`: the loop's own scratchpad
+
+
+def scratchpad_for(
+    loop: Any, task_id: str, task_ns: str, parent: Any = _LOOP_PAD
+) -> PregelScratchpad:
+    """A task's scratchpad (LangGraph's `_scratchpad`): its resume values saved in the loop's
+    pending writes, plus the resume map's value for its next interrupt; the run's null
+    resume, else `parent`'s; fresh counters. `parent`: the enclosing scratchpad (None: none),
+    by default the loop's (a subgraph's parent task's); a call task passes its caller's
+    (`_calls.prepare_call`)."""
     pw = loop.pending_writes
-    parent = loop.conf.get(CONFIG_KEY_SCRATCHPAD)
+    if parent is _LOOP_PAD:
+        parent = loop.conf.get(CONFIG_KEY_SCRATCHPAD)
     if not pw and parent is None:
         return _scratch(loop.step, loop.stop, _no_null_resume, [])
     null_resume = None
@@ -551,8 +562,7 @@ def scratchpad_for(loop: Any, task_id: str, task_ns: str) -> PregelScratchpad:
                 break
         for w in pw:
             if w[0] == task_id and w[1] == RESUME:
-                resume = w[2] if isinstance(w[2], list) else [w[2]]
-                resume = list(resume)
+                resume = list(w[2]) if isinstance(w[2], list) else [w[2]]
                 break
         rmap = loop.conf.get(CONFIG_KEY_RESUME_MAP)
         if rmap:
@@ -562,12 +572,12 @@ def scratchpad_for(loop: Any, task_id: str, task_ns: str) -> PregelScratchpad:
                 resume.append(rmap[nxt])
             elif first in rmap:
                 resume.append(rmap[first])
+    if null_resume is None and parent is None:
+        return _scratch(loop.step, loop.stop, _no_null_resume, resume)
 
     def get_null_resume(consume: bool = False) -> Any:
         if null_resume is None:
-            if parent is not None:
-                return parent.get_null_resume(consume)
-            return None
+            return parent.get_null_resume(consume)
         if consume:
             try:
                 pw.remove(null_resume)

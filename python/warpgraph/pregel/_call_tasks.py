@@ -126,8 +126,8 @@ def call_config(
 
 
 def _fresh_pad(loop: Any, caller_pad: Any, step: int) -> Any:
-    """The scratchpad `_calls._call_scratchpad` makes when the loop has no pending writes:
-    no resume values, the caller's null resume, fresh counters."""
+    """The scratchpad `_algo.scratchpad_for` makes for a call task when the loop has no
+    pending writes: no resume values, the caller's null resume, fresh counters."""
     if caller_pad is None:
         return _scratch(step, loop.stop, _no_null_resume, [])
     return _scratch(step, loop.stop, caller_pad.get_null_resume, [])

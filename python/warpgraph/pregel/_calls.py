@@ -35,15 +35,12 @@ from warpgraph._internal._constants import (
     CACHE_NS_WRITES,
     CONF,
     CONFIG_KEY_CHECKPOINT_NS,
-    CONFIG_KEY_RESUME_MAP,
     CONFIG_KEY_SCRATCHPAD,
     CONFIG_KEY_TASK_ID,
     ERROR,
     NS_END,
     NS_SEP,
-    NULL_TASK_ID,
     PUSH,
-    RESUME,
     RETURN,
 )
 from warpgraph._internal._typing import MISSING
@@ -121,7 +118,7 @@ def _register(parent_id: str, fut: Any) -> None:
 # (modules that import this one; bound by `_load` once the first hook is made)
 _engine: Any = None
 _RT_FIELDS = _RT_STD = _exec_info = _local_read = _runtime = _task = hexdigest = None
-_no_null_resume = _scratch = map_debug_tasks = read_task_statuses = None
+scratchpad_for = map_debug_tasks = read_task_statuses = None
 run_with_retry = arun_with_retry = Call = get_runnable_for_task = identifier = None
 _call_config = _lazy_call_task = _run_unconfigured = _arun_unconfigured = None
 _LazyCallTask = _raw_config = _LoopView = None
@@ -129,7 +126,7 @@ _LazyCallTask = _raw_config = _LoopView = None
 
 def _load() -> None:
     global _engine, _RT_FIELDS, _RT_STD, _exec_info, _local_read, _runtime, _task, hexdigest
-    global _no_null_resume, _scratch, map_debug_tasks, read_task_statuses
+    global scratchpad_for, map_debug_tasks, read_task_statuses
     global run_with_retry, arun_with_retry, Call, get_runnable_for_task, identifier
     global _call_config, _lazy_call_task, _run_unconfigured, _arun_unconfigured
     global _LazyCallTask, _raw_config, _LoopView
@@ -139,7 +136,7 @@ def _load() -> None:
 
     _RT_FIELDS, _RT_STD, _exec_info = _algo._RT_FIELDS, _algo._RT_STD, _algo._exec_info
     _local_read, _runtime, _task = _algo._local_read, _algo._runtime, _algo._task
-    hexdigest, _no_null_resume, _scratch = _algo.hexdigest, _algo._no_null_resume, _algo._scratch
+    hexdigest, scratchpad_for = _algo.hexdigest, _algo.scratchpad_for
     map_debug_tasks, read_task_statuses = debug.map_debug_tasks, debug.read_task_statuses
     run_with_retry, arun_with_retry = _retry.run_with_retry, _retry.arun_with_retry
     Call, identifier = call_mod.Call, call_mod.identifier
@@ -347,7 +344,7 @@ def prepare_call(
                 (),
                 None,
             )
-    pad = _call_scratchpad(loop, pconf.get(CONFIG_KEY_SCRATCHPAD), task_id, task_ns)
+    pad = scratchpad_for(loop, task_id, task_ns, pconf.get(CONFIG_KEY_SCRATCHPAD))
     config = _call_config(
         loop, parent, name, task_id, task_ns, path, step, cid, writes, pad, call.callbacks
     )
@@ -381,44 +378,6 @@ def _hex_bytes(key: bytes) -> str:
     from xxhash import xxh3_128_hexdigest
 
     return xxh3_128_hexdigest(key)
-
-
-def _call_scratchpad(loop: Any, caller_pad: Any, task_id: str, task_ns: str) -> Any:
-    """The scratchpad of a call task: its saved resume values, the run's null resume
-    (else its caller's), fresh counters."""
-    pw = loop.pending_writes
-    null_resume = None
-    resume: list = []
-    for w in pw:
-        if w[0] == NULL_TASK_ID and w[1] == RESUME:
-            null_resume = w
-            break
-    for w in pw:
-        if w[0] == task_id and w[1] == RESUME:
-            resume = list(w[2]) if isinstance(w[2], list) else [w[2]]
-            break
-    rmap = loop.conf.get(CONFIG_KEY_RESUME_MAP) if pw else None
-    if rmap:
-        nxt = hexdigest(f"{task_ns}{NS_SEP}{len(resume)}" if resume else task_ns)
-        first = hexdigest(task_ns)
-        if nxt in rmap:
-            resume.append(rmap[nxt])
-        elif first in rmap:
-            resume.append(rmap[first])
-    if null_resume is None and caller_pad is None:
-        return _scratch(loop.step, loop.stop, _no_null_resume, resume)
-
-    def get_null_resume(consume: bool = False) -> Any:
-        if null_resume is None:
-            return caller_pad.get_null_resume(consume) if caller_pad is not None else None
-        if consume:
-            try:
-                pw.remove(null_resume)
-            except ValueError:
-                return None
-        return null_resume[2]
-
-    return _scratch(loop.step, loop.stop, get_null_resume, resume)
 
 
 def _accept(loop: Any, parent: Any, call: Any, async_run: bool = False) -> tuple[Any, _CallState]:

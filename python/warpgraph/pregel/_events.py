@@ -41,21 +41,32 @@ def stream_events(
     graph: Any, input: Any, config: Any, version: str, transformers: Any, kwargs: dict
 ) -> Any:
     """`Pregel.stream_events`."""
-    if version == "v3":
-        entry, check = _v3(graph, False)
-        if check is not None:
-            check(kwargs)
-        return entry(input, config, transformers=transformers, **kwargs)
-    return _runnable().stream_events(graph, input, config, version=version, **kwargs)
+    return _events(graph, input, config, version, transformers, kwargs, False)
 
 
 def astream_events(
     graph: Any, input: Any, config: Any, version: str, transformers: Any, kwargs: dict
 ) -> Any:
     """`Pregel.astream_events` (an async iterator; for "v3" an awaitable run stream)."""
+    return _events(graph, input, config, version, transformers, kwargs, True)
+
+
+def _events(
+    graph: Any,
+    input: Any,
+    config: Any,
+    version: str,
+    transformers: Any,
+    kwargs: dict,
+    aio: bool,
+) -> Any:
+    """The event stream of `version` ("v3": warpgraph.stream's run stream, its kwargs
+    checked first; else langchain-core's), async when `aio`."""
     if version == "v3":
-        entry, check = _v3(graph, True)
+        entry, check = _v3(graph, aio)
         if check is not None:
             check(kwargs)
         return entry(input, config, transformers=transformers, **kwargs)
-    return _runnable().astream_events(graph, input, config, version=version, **kwargs)
+    runnable = _runnable()
+    events = runnable.astream_events if aio else runnable.stream_events
+    return events(graph, input, config, version=version, **kwargs)

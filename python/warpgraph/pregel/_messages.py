@@ -109,15 +109,18 @@ class StreamMessagesHandler(BaseCallbackHandler, _StreamingCallbackHandler):
         self.seen.add(message.id)
         self.stream((meta[0], "messages", (message, meta[1])))
 
-    def _emit_output(self, meta: _Meta, value: Any) -> None:
+    def _emit_output(self, meta: _Meta, value: Any, skip: Any = ()) -> None:
+        """Emit the messages in a node output (a Command's update; each of a sequence
+        holding Commands), except those of the type(s) `skip`."""
         if isinstance(value, Command):
             value = value.update
         elif isinstance(value, Sequence) and any(isinstance(v, Command) for v in value):
             for v in value:
-                self._emit_output(meta, v)
+                self._emit_output(meta, v, skip)
             return
         for m in _messages_in(value):
-            self._emit(meta, m, dedupe=True)
+            if not isinstance(m, skip):
+                self._emit(meta, m, dedupe=True)
 
     # -- streaming handler protocol: what a streamed run yields passes through untouched
     def tap_output_iter(self, run_id: UUID, output: Iterator[T]) -> Iterator[T]:
@@ -224,18 +227,10 @@ class StreamMessagesHandlerV2(StreamMessagesHandler, _V2StreamingCallbackHandler
     def on_llm_new_token(self, token: str, **kwargs: Any) -> Any:
         return None  # tokens are not part of this protocol
 
-    def _emit_output(self, meta: _Meta, value: Any) -> None:
+    def _emit_output(self, meta: _Meta, value: Any, skip: Any = ()) -> None:
         from langchain_core.messages import ToolMessage
 
-        if isinstance(value, Command):
-            value = value.update
-        elif isinstance(value, Sequence) and any(isinstance(v, Command) for v in value):
-            for v in value:
-                self._emit_output(meta, v)
-            return
-        for m in _messages_in(value):
-            if not isinstance(m, ToolMessage):
-                self._emit(meta, m, dedupe=True)
+        super()._emit_output(meta, value, ToolMessage)  # (a node output's ToolMessages: not here)
 
     def on_llm_end(self, response: Any, *, run_id: UUID, **kwargs: Any) -> Any:
         meta = self.metadata.pop(run_id, None)
