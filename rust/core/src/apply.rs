@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use crate::channel::{ChannelSpec, Kind, State, ValueOps};
 use crate::error::CoreResult;
-use crate::triggers::Topology;
+use crate::triggers::{name_index, Topology};
 use crate::version::{null_version, FastMap, MaxCache, OrdMap, Version, VersionMap};
 
 mod tracking;
@@ -77,12 +77,7 @@ pub struct Graph<V> {
 impl<V> Graph<V> {
     /// Builds the per-graph indexes. `names[i]` is the name of `channels[i]`.
     pub fn new(names: Vec<Arc<str>>, channels: Vec<ChannelSpec<V>>, topology: Topology) -> Self {
-        let index = names
-            .iter()
-            .cloned()
-            .enumerate()
-            .map(|(i, n)| (n, i))
-            .collect();
+        let index = name_index(&names);
         let volatile = channels
             .iter()
             .map(ChannelSpec::reacts_to_empty_update)

@@ -207,18 +207,25 @@ pub fn should_interrupt<E>(
     }))
 }
 
+/// The position of each name in `names`: the index `Topology::new` and the engine's graph
+/// take (built once per graph).
+pub fn name_index(names: &[Arc<str>]) -> FastMap<Arc<str>, usize> {
+    names
+        .iter()
+        .cloned()
+        .enumerate()
+        .map(|(i, n)| (n, i))
+        .collect()
+}
+
+/// Test helpers shared by this crate's unit tests.
 #[cfg(test)]
-mod tests {
+pub(crate) mod testing {
     use super::*;
 
-    fn topo(channels: &[&str], nodes: &[(&str, &[&str])]) -> (Topology, Vec<Arc<str>>) {
+    /// A topology over `channels` whose nodes (name, trigger channels) read nothing.
+    pub fn topology(channels: &[&str], nodes: &[(&str, &[&str])]) -> (Topology, Vec<Arc<str>>) {
         let names: Vec<Arc<str>> = channels.iter().map(|c| Arc::from(*c)).collect();
-        let index = names
-            .iter()
-            .cloned()
-            .enumerate()
-            .map(|(i, n)| (n, i))
-            .collect();
         let nodes = nodes
             .iter()
             .map(|(n, t)| {
@@ -229,15 +236,18 @@ mod tests {
                 )
             })
             .collect();
-        (
-            Topology::new::<()>(&index, channels.len(), nodes).unwrap(),
-            names,
-        )
+        let topology = Topology::new::<()>(&name_index(&names), names.len(), nodes).unwrap();
+        (topology, names)
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
 
     #[test]
     fn candidates_follow_langgraph() {
-        let (t, _) = topo(
+        let (t, _) = testing::topology(
             &["a", "b", "c"],
             &[("zeta", &["a"]), ("alpha", &["a", "b"]), ("mid", &["c"])],
         );
@@ -259,7 +269,7 @@ mod tests {
 
     #[test]
     fn triggers_rule() {
-        let (t, names) = topo(&["a", "b"], &[("n", &["a", "b"])]);
+        let (t, names) = testing::topology(&["a", "b"], &[("n", &["a", "b"])]);
         let mut versions = VersionMap::new();
         versions.insert("a", Version::Int(2));
         versions.insert("b", Version::Int(1));

@@ -2,28 +2,11 @@
 use super::*;
 use crate::channel::testing::*;
 use crate::channel::Kind;
-use crate::triggers::ReadSpec;
 use crate::version::increment;
 
 fn graph(chans: Vec<(&str, Kind<Val>)>, nodes: &[(&str, &[&str])]) -> Graph<Val> {
-    let names: Vec<Arc<str>> = chans.iter().map(|(n, _)| Arc::from(*n)).collect();
-    let index: FastMap<Arc<str>, usize> = names
-        .iter()
-        .cloned()
-        .enumerate()
-        .map(|(i, n)| (n, i))
-        .collect();
-    let nodes = nodes
-        .iter()
-        .map(|(n, t)| {
-            (
-                n.to_string(),
-                t.iter().map(|s| s.to_string()).collect(),
-                ReadSpec::Many(vec![]),
-            )
-        })
-        .collect();
-    let topo = Topology::new::<String>(&index, names.len(), nodes).unwrap();
+    let channels: Vec<&str> = chans.iter().map(|(n, _)| *n).collect();
+    let (topo, names) = crate::triggers::testing::topology(&channels, nodes);
     let specs = chans.into_iter().map(|(n, k)| spec(n, k)).collect();
     Graph::new(names, specs, topo)
 }

@@ -9,7 +9,7 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 use warpgraph_core::apply::{Graph, SKIPPED_WRITE_KEYS};
 use warpgraph_core::channel::ChannelSpec;
-use warpgraph_core::triggers::{ReadSpec, Topology};
+use warpgraph_core::triggers::{name_index, ReadSpec, Topology};
 use warpgraph_core::version::FastMap;
 
 use super::channels::{self, Classes, V};
@@ -114,12 +114,7 @@ impl GraphSpec {
             specs.push(channels::channel_spec(py, &cls, &name, &spec)?);
             names.push(Arc::from(name.as_str()));
         }
-        let index: FastMap<Arc<str>, usize> = names
-            .iter()
-            .cloned()
-            .enumerate()
-            .map(|(i, n)| (n, i))
-            .collect();
+        let index = name_index(&names);
         let mut node_list = Vec::with_capacity(nodes.len());
         for (k, v) in nodes.iter() {
             let name = k
