@@ -106,10 +106,21 @@ def recent_first(
     entries. Without ORDER BY the rows come in the walk's order (checked by `_in_order`);
     a page that comes back short is no answer (the budget may have cut it) and the caller
     runs the full query. A search over many recent items reads ~a page of rows instead of
-    sorting every match; a search of a few old items costs the budget's walk more."""
+    sorting every match; a search of a few old items costs the budget's walk more.
+
+    The request of a search with no filter and no expiry condition depends only on the
+    prefix and the page, so it is built once per (dialect, prefix, limit, offset) and
+    shared (callers only read it)."""
+    prefix = op.namespace_prefix
+    memo = not op.filter and not omit and type(prefix) is tuple
+    if memo:
+        key = (type(d), prefix, limit, offset)
+        hit = _RECENT_FIRST.get(key)
+        if hit is not None:
+            return hit
     where, params = _search_where(d, op, omit, now_p, prefix_column="c.pfx")
     budget = max(_PROBE_BUDGET, _PROBE_PER_ROW * (offset + limit))
-    return (
+    request = (
         ROWS,
         (
             f"SELECT {_S_COLUMNS} FROM (SELECT rowid AS rid, prefix AS pfx FROM store "
@@ -117,8 +128,18 @@ def recent_first(
             f"LIMIT {d.ph}) AS c CROSS JOIN store AS s ON s.rowid = c.rid "
             f"WHERE {where} LIMIT {d.ph} OFFSET {d.ph}"
         ),
-        [budget, *params, limit, offset],
+        (budget, *params, limit, offset),
     )
+    if memo:
+        if len(_RECENT_FIRST) >= 4096:
+            _RECENT_FIRST.clear()
+        _RECENT_FIRST[key] = request
+    return request
+
+
+_RECENT_FIRST: dict[tuple, tuple] = {}
+"""(dialect type, prefix, limit, offset) -> `recent_first`'s request of an unfiltered
+search with no expiry condition (cleared when large)."""
 
 
 def _search_where(
@@ -199,7 +220,11 @@ def search_items(d: Dialect, rows: Sequence[Sequence]) -> list[SearchItem]:
         item.key = row[1]
         value = row[2]
         item.value = _loads(value) if plain and type(value) in _JSON_TYPES else decode(value)
-        stamp_item(item, row[3], row[4])
+        created, updated = row[3], row[4]
+        if type(created) is str and updated == created:  # (stamp_item, inlined: per row)
+            item.created_at = item.updated_at = _fromiso(created)
+        else:
+            stamp_item(item, created, updated)
         item.score = None
         out.append(item)
     return out

@@ -19,6 +19,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from warpgraph.store._sql.dialect import SqliteDialect
+from warpgraph.store._sql.dialect import loads as _loads
 from warpgraph.store._sql.plan import search_items, search_page, stamp_item
 from warpgraph.store.base import GetOp, Item, PutOp, SearchOp, validate_op_namespace
 
@@ -107,7 +108,10 @@ def get_fast(
         return None
     item = _new_item(Item)
     value = row[0]
-    item.value = value if type(value) is dict else store._dialect.decode_value(value)
+    d = store._dialect
+    item.value = (
+        _loads(value) if type(value) is str and type(d) is SqliteDialect else d.decode_value(value)
+    )
     item.key = key
     item.namespace = namespace
     stamp_item(item, row[1], row[2])

@@ -37,6 +37,7 @@ from warpgraph.store.base import (
     _check_read_namespace,
     _ensure_refresh,
     _ensure_ttl,
+    _search_op_of,
     _ttl_unsupported,
     _validate_namespace,
     _validate_namespace_labels,
@@ -263,13 +264,15 @@ class SqliteStore(SqliteStoreBase, SyncSweeping, BaseStore):
         """The item under (namespace, key), or None."""
         if type(namespace) is not tuple or namespace not in READABLE_NAMESPACES:
             _check_read_namespace(namespace)
-        key = key if type(key) is str else str(key)
-        refresh = _ensure_refresh(self.ttl_config, refresh_ttl)
-        if not _direct.reads_fast(self, refresh):
+            namespace = tuple(namespace)
+        if type(key) is not str:
+            key = str(key)
+        if self.ttl_config and not _direct.reads_fast(
+            self, _ensure_refresh(self.ttl_config, refresh_ttl)
+        ):  # (without a TTL config every get is one SELECT)
             return self.batch([self._get_op(namespace, key, refresh_ttl=refresh_ttl)])[0]
         if not self.is_setup:
             self.setup()
-        namespace = namespace if type(namespace) is tuple else tuple(namespace)
         with self.lock:
             return _direct.get_fast(self, self.conn, namespace, key)
 
@@ -314,14 +317,9 @@ class SqliteStore(SqliteStoreBase, SyncSweeping, BaseStore):
     ) -> list[SearchItem]:
         """Items under `namespace_prefix`, filtered and (with `query` and an index) ranked
         by similarity, newest first otherwise; `limit` / `offset` page the results."""
-        op = self._search_op(
-            namespace_prefix,
-            query=query,
-            filter=filter,
-            limit=limit,
-            offset=offset,
-            refresh_ttl=refresh_ttl,
-        )
+        if type(namespace_prefix) is not tuple or namespace_prefix not in READABLE_NAMESPACES:
+            _check_read_namespace(namespace_prefix)
+        op = _search_op_of(self, namespace_prefix, query, filter, limit, offset, refresh_ttl)
         if not _direct.op_fast(self, op):
             return self.batch([op])[0]  # type: ignore[return-value]
         if not self.is_setup:
