@@ -180,6 +180,51 @@ def test_ttl_expiry_refresh_and_sweep() -> None:
     assert shown.get(("a",), "k") is None
 
 
+def test_ttl_sweeper_thread_deletes_expired_items_until_stopped() -> None:
+    store = InMemoryStore(ttl={"default_ttl": 0.05 / 60, "sweep_interval_minutes": 0.05 / 60})
+    assert InMemoryStore().start_ttl_sweeper().result(timeout=1) is None  # no TTL config
+    future = store.start_ttl_sweeper()
+    assert store.start_ttl_sweeper() is not future  # already running: no second thread
+    store.put(("a",), "k", {"v": 1})
+    deadline = time.monotonic() + 5
+    while store._data.get(("a",)) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert store.get(("a",), "k") is None  # swept by the thread, not by a call
+    assert store.stop_ttl_sweeper(timeout=5)
+    assert future.result(timeout=1) is None
+    assert store.stop_ttl_sweeper()  # stopping a stopped sweeper
+
+
+def test_async_search_takes_the_sync_paths_with_langgraphs_results() -> None:
+    # asearch runs search's own implementation (first page, filtered, offset, ranked)
+    calls = [
+        {"limit": 3},
+        {"limit": 2, "offset": 3},
+        {"filter": {"kind": "y"}, "limit": 10},
+        {"filter": {"n": {"$gte": 2}}, "limit": 2, "offset": 1},
+        {"limit": 0},
+        {"query": "hello", "limit": 3},
+        {"query": "zzz", "filter": {"kind": "x"}, "limit": 5},
+    ]
+
+    async def run(store):
+        for i in range(6):
+            text = ["hello world", "zzz", "abc"][i % 3]
+            await store.aput(
+                ("docs", f"u{i % 2}"), f"k{i}", {"n": i, "kind": "xy"[i % 2], "text": text}
+            )
+        return [norm(await store.asearch(("docs",), **kw)) for kw in calls]
+
+    for index in (None, {"dims": 6, "embed": aembed, "fields": ["text"]}):
+        ours = asyncio.run(run(InMemoryStore(index=index)))
+        ref = asyncio.run(run(lg_memory.InMemoryStore(index=index)))
+        assert ours == ref
+        store = InMemoryStore(index=index)
+        asyncio.run(run(store))
+        if index is None:  # the sync search gives the same pages
+            assert [norm(store.search(("docs",), **kw)) for kw in calls] == ours
+
+
 def test_in_and_nin_filters() -> None:
     store = InMemoryStore()
     for i in range(5):

@@ -29,6 +29,7 @@ from typing import Any, Literal
 
 from warpgraph.store import _namespaces
 from warpgraph.store._filter import compile_filter
+from warpgraph.store._sweeper import ThreadSweeper
 from warpgraph.store._vectors import NATIVE, pack, rank, rank_packed
 from warpgraph.store.base import (
     NOT_PROVIDED,
@@ -101,7 +102,6 @@ class InMemoryStore(BaseStore):
         "_lock",
         "_packed",
         "_sweeper",
-        "_sweeper_stop",
         "_vectors",
         "embeddings",
         "index_config",
@@ -125,8 +125,7 @@ class InMemoryStore(BaseStore):
         self.supports_ttl = ttl is not None
         # (namespace, key) -> (expires at, epoch seconds; ttl minutes)
         self._expiry: dict[tuple[tuple[str, ...], str], tuple[float, float]] = {}
-        self._sweeper: threading.Thread | None = None
-        self._sweeper_stop = threading.Event()
+        self._sweeper = ThreadSweeper()
         self._lock = threading.Lock()
         # namespace -> (its items, their packed vectors) for native ranking; dropped when
         # the namespace's items or vectors change (see `_packed_candidates`)
@@ -521,7 +520,25 @@ class InMemoryStore(BaseStore):
         refresh_ttl: bool | None = None,
     ) -> list[SearchItem]:
         """Items under `namespace_prefix`, filtered and (with `query` and an index) ranked."""
-        _validate_namespace_labels(namespace_prefix)
+        started = self._search_start(namespace_prefix, query, filter, limit, offset, refresh_ttl)
+        if type(started) is list:
+            return started
+        return self._search_end(started, self._query_vectors_sync([started[0][0]]))
+
+    def _search_start(
+        self,
+        namespace_prefix: tuple[str, ...],
+        query: str | None,
+        filter: dict[str, Any] | None,
+        limit: int,
+        offset: int,
+        refresh_ttl: bool | None,
+    ) -> list[SearchItem] | dict[int, tuple[SearchOp, Any]]:
+        """The first part of `search` / `asearch` (the state read before any query is
+        embedded): the page itself when it is the prefix's first items in order, else
+        {0: (the op, its candidates)} for `_search_end`."""
+        if type(namespace_prefix) is not tuple or namespace_prefix not in READABLE_NAMESPACES:
+            _check_read_namespace(namespace_prefix)
         if (
             not filter
             and not self._expiry
@@ -533,9 +550,13 @@ class InMemoryStore(BaseStore):
         ):  # the first page of the prefix's items, in order: no op, no candidates list
             return self._first_page(namespace_prefix, offset, limit)
         op = _search_op_of(self, namespace_prefix, query, filter, limit, offset, refresh_ttl)
-        searches = {0: (op, self._candidates(op))}
+        return {0: (op, self._candidates(op))}
+
+    def _search_end(
+        self, searches: dict[int, tuple[SearchOp, Any]], query_vectors: dict[str, list[float]]
+    ) -> list[SearchItem]:
         results: list[Result] = [None]
-        self._finish_searches(searches, self._query_vectors_sync([op]), results)
+        self._finish_searches(searches, query_vectors, results)
         return results[0]  # type: ignore[return-value]
 
     def _first_page(self, prefix: tuple[str, ...], offset: int, limit: int) -> list[SearchItem]:
@@ -570,16 +591,11 @@ class InMemoryStore(BaseStore):
         offset: int = 0,
         refresh_ttl: bool | None = None,
     ) -> list[SearchItem]:
-        """Async `search`."""
-        op = self._search_op(
-            namespace_prefix,
-            query=query,
-            filter=filter,
-            limit=limit,
-            offset=offset,
-            refresh_ttl=refresh_ttl,
-        )
-        return (await self.abatch([op]))[0]  # type: ignore[return-value]
+        """Async `search` (the query embedded with `aembed_query`)."""
+        started = self._search_start(namespace_prefix, query, filter, limit, offset, refresh_ttl)
+        if type(started) is list:
+            return started
+        return self._search_end(started, await self._query_vectors_async([started[0][0]]))
 
     # --- TTL ----------------------------------------------------------------------------
 
@@ -600,36 +616,9 @@ class InMemoryStore(BaseStore):
     ) -> concurrent.futures.Future[None]:
         """Sweep every `sweep_interval_minutes` (default: the TTL config's, else 5) on a
         daemon thread until `stop_ttl_sweeper`; the future resolves when it stops."""
-        future: concurrent.futures.Future[None] = concurrent.futures.Future()
-        if self.ttl_config is None:
-            future.set_result(None)
-            return future
-        interval = 60.0 * float(
-            sweep_interval_minutes or self.ttl_config.get("sweep_interval_minutes") or 5
-        )
         with self._lock:
-            if self._sweeper is not None and self._sweeper.is_alive():
-                return future
-            self._sweeper_stop.clear()
-            stop = self._sweeper_stop
-
-            def loop() -> None:
-                while not stop.wait(interval):
-                    self.sweep_ttl()
-                future.set_result(None)
-
-            self._sweeper = threading.Thread(target=loop, name="store-ttl-sweeper", daemon=True)
-            self._sweeper.start()
-        return future
+            return self._sweeper.start(self, sweep_interval_minutes)
 
     def stop_ttl_sweeper(self, timeout: float | None = None) -> bool:
         """Stop the sweeper thread; True when it has stopped within `timeout`."""
-        thread = self._sweeper
-        if thread is None or not thread.is_alive():
-            return True
-        self._sweeper_stop.set()
-        thread.join(timeout)
-        if thread.is_alive():
-            return False
-        self._sweeper = None
-        return True
+        return self._sweeper.stop(timeout)
