@@ -106,9 +106,21 @@ class Dialect:
 
     value_param: str
     """The placeholder of a value in INSERT (a cast where the column needs one)."""
+    replaced_columns: tuple[str, ...]
+    """The columns a replaced row takes from the put (`ON CONFLICT ... DO UPDATE SET`)."""
 
     def upsert(self, rows: int) -> str:
-        raise NotImplementedError
+        """The INSERT of `rows` puts (prefix, key, value, created_at, updated_at,
+        expires_at, ttl_minutes each) updating the rows already there in place."""
+        ph = self.ph
+        row = f"({ph}, {ph}, {self.value_param}, {ph}, {ph}, {ph}, {ph})"
+        return (
+            "INSERT INTO store "
+            "(prefix, key, value, created_at, updated_at, expires_at, ttl_minutes) VALUES "
+            + ", ".join([row] * rows)
+            + " ON CONFLICT (prefix, key) DO UPDATE SET "
+            + ", ".join(f"{c} = excluded.{c}" for c in self.replaced_columns)
+        )
 
 
 class SqliteDialect(Dialect):
@@ -159,17 +171,9 @@ class SqliteDialect(Dialect):
     def timestamp(self, moment: datetime) -> str:
         return moment.isoformat(" ")
 
-    def upsert(self, rows: int) -> str:
-        # an in-place update of a replaced row (same rowid: its key indexes stay as they
-        # are), with LangGraph's values: created_at restarts as with its INSERT OR REPLACE
-        return (
-            "INSERT INTO store "
-            "(prefix, key, value, created_at, updated_at, expires_at, ttl_minutes) VALUES "
-            + ", ".join(["(?, ?, ?, ?, ?, ?, ?)"] * rows)
-            + " ON CONFLICT (prefix, key) DO UPDATE SET value = excluded.value,"
-            " created_at = excluded.created_at, updated_at = excluded.updated_at,"
-            " expires_at = excluded.expires_at, ttl_minutes = excluded.ttl_minutes"
-        )
+    # an in-place update of a replaced row (same rowid: its key indexes stay as they are),
+    # with LangGraph's values: created_at restarts as with its INSERT OR REPLACE
+    replaced_columns = ("value", "created_at", "updated_at", "expires_at", "ttl_minutes")
 
 
 def _like_escape(text: str) -> str:
@@ -219,12 +223,4 @@ class PostgresDialect(Dialect):
     def decode_value(self, value: Any) -> Any:
         return loads(value) if isinstance(value, (str, bytes)) else value
 
-    def upsert(self, rows: int) -> str:
-        return (
-            "INSERT INTO store "
-            "(prefix, key, value, created_at, updated_at, expires_at, ttl_minutes) VALUES "
-            + ", ".join(["(%s, %s, %s::jsonb, %s, %s, %s, %s)"] * rows)
-            + " ON CONFLICT (prefix, key) DO UPDATE SET value = EXCLUDED.value,"
-            " updated_at = EXCLUDED.updated_at, expires_at = EXCLUDED.expires_at,"
-            " ttl_minutes = EXCLUDED.ttl_minutes"
-        )
+    replaced_columns = ("value", "updated_at", "expires_at", "ttl_minutes")  # created_at kept
