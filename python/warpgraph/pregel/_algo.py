@@ -15,6 +15,7 @@ from itertools import count
 from typing import Any
 
 from warpgraph import _core
+from warpgraph._internal._codegen import slot_builder
 from warpgraph._internal._constants import (
     CONF,
     CONFIG_KEY_CALL,
@@ -108,43 +109,6 @@ def fast_id(prefix: str, step: int) -> str:
 
 def _no_null_resume(consume: bool = False) -> None:
     return None
-
-
-def slot_builder(final: type, fields: tuple[str, ...] | None = None) -> type:
-    """A cheap positional constructor of the frozen slotted dataclass `final` (or of a
-    subclass of one that adds no slots): calling it with the fields in order (`fields`,
-    default: the dataclass fields) gives a `final` equal to what its own constructor
-    builds, without the keyword parsing and the per-field `object.__setattr__` of the
-    generated __init__ (half the cost).
-
-    It is a subclass of the class that declares the slots, with the same layout, whose
-    __init__ stores the fields through the slot descriptors and then makes the object a
-    `final` (CPython allows switching between classes of identical layout). That __init__
-    is the only generated code here: a function of the field names (no value reaches the
-    generated text), so that it takes them as plain positional parameters."""
-    if fields is None:
-        fields = tuple(f.name for f in dataclasses.fields(final))
-    base = next(
-        (c for c in final.__mro__ if set(fields) <= set(c.__dict__.get("__slots__", ()))), None
-    )
-    if base is None:  # (not slotted as expected: the real constructor, keyword-free)
-        return lambda *args: final(*args)  # type: ignore[return-value]
-    ns: dict = {"_final": final}
-    exec(  # noqa: S102 - the text holds the dataclass field names only
-        f"def __init__(self, {', '.join(fields)}):\n"
-        + "".join(f"    self.{f} = {f}\n" for f in fields)
-        + "    self.__class__ = _final\n",
-        ns,
-    )
-    attrs = {
-        "__slots__": (),
-        "__init__": ns["__init__"],
-        "__setattr__": object.__setattr__,  # (the dataclass is frozen)
-        "__delattr__": object.__delattr__,
-        "__module__": final.__module__,
-        "__qualname__": final.__qualname__,
-    }
-    return type(final.__name__, (base,), attrs)
 
 
 _RT_FIELDS = tuple(f.name for f in dataclasses.fields(Runtime))

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple, Protocol, TypeVar
 
+from warpgraph._internal._codegen import writes_function
 from warpgraph._internal._constants import CONF, CONFIG_KEY_SEND, TASKS
 from warpgraph._internal._typing import MISSING
 from warpgraph.errors import InvalidUpdateError
@@ -140,7 +141,7 @@ _FIXED, _MAP, _MAP_CTRL, _ENTRY = 0, 1, 2, 3
 
 
 def _plan(writes: Sequence[Any]) -> tuple | None:
-    """`writes` as `(kind, a, b)` steps for `_run_plan` (None: use `_assemble`): runs of
+    """`writes` as `(kind, a, b)` steps for `_compile_plan` (None: use `_assemble`): runs of
     constant entries become one precomputed tuple of writes."""
     Send = _send_type()
     plan: list[tuple[int, Any, Any]] = []
@@ -173,77 +174,52 @@ def _plan(writes: Sequence[Any]) -> tuple | None:
     return tuple(plan)
 
 
+# the straight-line code of each step kind (`_codegen.writes_function`)
+_FIXED_CODE = "out += f{i}"
+_MAP_CTRL_CODE = """if type(input) is not dict and input is not None:
+    t = m{i}(input)
+    if t:
+        out += t"""
+_MAP_KNOWN_CODE = """if type(input) is dict and k{i}(input):
+    out += input.items()
+else:
+    t = m{i}(input)
+    if t:
+        out += t"""
+_MAP_CODE = """t = m{i}(%s)
+if t:
+    out += t"""
+_ENTRY_CODE = """w = e{i}
+value = input if w.value is PASSTHROUGH else w.value
+if w.mapper is not None:
+    value = w.mapper(value)
+if not (value is SKIP_WRITE or (w.skip_none and value is None)):
+    out.append((w.channel, value))"""
+
+
 def _compile_plan(plan: tuple) -> Callable[[Any], list[tuple[str, Any]]]:
-    """`_run_plan(plan, input)` as one generated function (no per-step dispatch)."""
-    ns: dict[str, Any] = {"PASSTHROUGH": PASSTHROUGH, "SKIP_WRITE": SKIP_WRITE, "dict": dict}
-    lines = ["def run(input):", "    out = []"]
-    for i, (kind, a, b) in enumerate(plan):
-        if kind == _FIXED:
-            ns[f"f{i}"] = list(a)
-            lines.append(f"    out += f{i}")
-        elif kind == _MAP_CTRL:
-            ns[f"m{i}"] = a
-            lines += [
-                "    if type(input) is not dict and input is not None:",
-                f"        t = m{i}(input)",
-                "        if t:",
-                "            out += t",
-            ]
-        elif kind == _MAP:
-            ns[f"m{i}"] = a
-            arg = "input" if b is PASSTHROUGH else f"v{i}"
-            ns[f"v{i}"] = b
-            known = getattr(a, "all_known", None)  # see graph._updates.state_updates
-            if known is not None and b is PASSTHROUGH:
-                ns[f"k{i}"] = known
-                lines += [
-                    f"    if type(input) is dict and k{i}(input):",
-                    "        out += input.items()",
-                    "    else:",
-                    f"        t = m{i}(input)",
-                    "        if t:",
-                    "            out += t",
-                ]
-                continue
-            lines += [f"    t = m{i}({arg})", "    if t:", "        out += t"]
-        else:
-            ns[f"e{i}"] = a
-            lines += [
-                f"    w = e{i}",
-                "    value = input if w.value is PASSTHROUGH else w.value",
-                "    if w.mapper is not None:",
-                "        value = w.mapper(value)",
-                "    if not (value is SKIP_WRITE or (w.skip_none and value is None)):",
-                "        out.append((w.channel, value))",
-            ]
-    lines.append("    return out")
-    exec("\n".join(lines), ns)  # noqa: S102 - generated from the writer's own entries
-    return ns["run"]
-
-
-def _run_plan(plan: tuple, input: Any) -> list[tuple[str, Any]]:
-    out: list[tuple[str, Any]] = []
+    """One function doing what `_assemble` does for the plan's writer (the plan's steps
+    unrolled; `_codegen`): fixed tuples appended, mapped values' tuples, entries' values
+    with their mapper / skip rules; for a `state_updates` mapper of a graph node whose
+    dict output has only known keys (`all_known`), the dict's items directly."""
+    steps: list[tuple[str, dict[str, Any]]] = []
     for kind, a, b in plan:
         if kind == _FIXED:
-            out += a
+            steps.append((_FIXED_CODE, {"f{i}": list(a)}))
         elif kind == _MAP_CTRL:
-            # a control router only routes Send / Command / sequences of them
-            if type(input) is not dict and input is not None:
-                tuples = a(input)
-                if tuples:
-                    out += tuples
+            steps.append((_MAP_CTRL_CODE, {"m{i}": a}))
         elif kind == _MAP:
-            tuples = a(input if b is PASSTHROUGH else b)
-            if tuples:
-                out += tuples
+            known = getattr(a, "all_known", None)  # see graph._updates.state_updates
+            if known is not None and b is PASSTHROUGH:
+                steps.append((_MAP_KNOWN_CODE, {"m{i}": a, "k{i}": known}))
+            elif b is PASSTHROUGH:
+                steps.append((_MAP_CODE % "input", {"m{i}": a}))
+            else:
+                steps.append((_MAP_CODE % "v{i}", {"m{i}": a, "v{i}": b}))
         else:
-            value = input if a.value is PASSTHROUGH else a.value
-            if a.mapper is not None:
-                value = a.mapper(value)
-            if value is SKIP_WRITE or (a.skip_none and value is None):
-                continue
-            out.append((a.channel, value))
-    return out
+            steps.append((_ENTRY_CODE, {"e{i}": a}))
+    ns: dict[str, Any] = {"PASSTHROUGH": PASSTHROUGH, "SKIP_WRITE": SKIP_WRITE, "dict": dict}
+    return writes_function(steps, ns)
 
 
 def _validate(writes: Sequence[Any], allow_passthrough: bool) -> None:
