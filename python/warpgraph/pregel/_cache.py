@@ -28,6 +28,7 @@ from collections.abc import Generator, Iterable, Sequence
 from typing import Any
 
 from warpgraph._internal._constants import CACHE_NS_WRITES, ERROR, INTERRUPT
+from warpgraph._internal._machines import run_async, run_sync
 from warpgraph.types import CacheKey
 
 __all__ = (
@@ -196,22 +197,12 @@ async def aperform(op: tuple) -> Any:
     return await getattr(op[1], "a" + op[2])(op[3])
 
 
-def _run_sync(gen: Generator[tuple, Any, Any]) -> Any:
-    value = None
-    try:
-        while True:
-            value = perform(gen.send(value))
-    except StopIteration as stop:
-        return stop.value
+def _route(op: tuple) -> tuple:
+    return getattr(op[1], op[2]), (op[3],), None, None
 
 
-async def _run_async(gen: Generator[tuple, Any, Any]) -> Any:
-    value = None
-    try:
-        while True:
-            value = await aperform(gen.send(value))
-    except StopIteration as stop:
-        return stop.value
+def _aroute(op: tuple) -> tuple:
+    return getattr(op[1], "a" + op[2]), (op[3],), None, None
 
 
 def match_pushed(loop: Any, tasks: Sequence[Any]) -> list:
@@ -220,14 +211,14 @@ def match_pushed(loop: Any, tasks: Sequence[Any]) -> list:
     Returns the tasks answered; the caller runs the others."""
     if loop.cache is None:
         return []
-    return _run_sync(_pushed(loop, tasks))
+    return run_sync(_pushed(loop, tasks), _route)
 
 
 async def amatch_pushed(loop: Any, tasks: Sequence[Any]) -> list:
     """Async twin of `match_pushed`."""
     if loop.cache is None:
         return []
-    return await _run_async(_pushed(loop, tasks))
+    return await run_async(_pushed(loop, tasks), _aroute)
 
 
 # ------------------------------------------------------------------ Pregel.clear_cache

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Generator, Iterable, Mapping
+from functools import partial
 from typing import Any
 
 from warpgraph._internal._constants import (
@@ -32,6 +33,7 @@ from warpgraph._internal._constants import (
     NULL_TASK_ID,
     SNAPSHOT_BUMPS,
 )
+from warpgraph._internal._machines import run_async, run_sync
 from warpgraph._internal._typing import MISSING
 from warpgraph.channels.binop import _is_delta_snapshot, _unwrap_overwrite
 from warpgraph.channels.delta import DeltaChannel
@@ -130,26 +132,22 @@ def hydrated(graph: Any, saver: Any, saved: Any) -> Any:
     specs = graph._delta_channels
     if not specs or saved is None:
         return saved
-    machine = load(specs, saved.checkpoint, saved.config)
-    try:
-        op = next(machine)
-        machine.send(saver.get_delta_channel_history(config=op[1], channels=op[2]))
-    except StopIteration as done:
-        return saved._replace(checkpoint=done.value)
-    raise RuntimeError("unreachable")  # pragma: no cover
+    route = partial(_history_route, saver.get_delta_channel_history)
+    return saved._replace(checkpoint=run_sync(load(specs, saved.checkpoint, saved.config), route))
 
 
 async def ahydrated(graph: Any, saver: Any, saved: Any) -> Any:
+    """`hydrated` with the saver's async history read."""
     specs = graph._delta_channels
     if not specs or saved is None:
         return saved
+    route = partial(_history_route, saver.aget_delta_channel_history)
     machine = load(specs, saved.checkpoint, saved.config)
-    try:
-        op = next(machine)
-        machine.send(await saver.aget_delta_channel_history(config=op[1], channels=op[2]))
-    except StopIteration as done:
-        return saved._replace(checkpoint=done.value)
-    raise RuntimeError("unreachable")  # pragma: no cover
+    return saved._replace(checkpoint=await run_async(machine, route))
+
+
+def _history_route(read: Any, op: tuple) -> tuple:
+    return read, (), {"config": op[1], "channels": op[2]}, None
 
 
 # ------------------------------------------------------------------ cadence

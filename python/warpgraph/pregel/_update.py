@@ -37,6 +37,7 @@ from warpgraph._internal._constants import (
     SNAPSHOT_BUMPS,
     TASKS,
 )
+from warpgraph._internal._machines import run_async, run_sync
 from warpgraph.config import ensure_config, patch_config, patch_configurable
 from warpgraph.constants import END
 from warpgraph.errors import InvalidUpdateError
@@ -417,10 +418,11 @@ def _sequence(writers: list) -> Any:
 class _Saver:
     """The saver calls of one update (LangGraph's types for foreign savers)."""
 
-    __slots__ = ("foreign", "saver", "task_path")
+    __slots__ = ("foreign", "is_async", "saver", "task_path")
 
     def __init__(self, saver: Any, is_async: bool) -> None:
         self.saver = saver
+        self.is_async = is_async
         self.foreign = foreign_types(saver)
         self.task_path = capabilities(saver, is_async)[3]  # (detected once per saver type)
 
@@ -450,51 +452,31 @@ class _Saver:
     def read(self, saved: Any) -> Any:
         return saved if self.foreign is None else from_foreign(saved, self.foreign)
 
+    def route(self, op: tuple) -> tuple:
+        """The saver (or writer) call performing `op` (`_internal._machines`)."""
+        kind, saver, aio = op[0], self.saver, self.is_async
+        if kind == "get_tuple":
+            return (saver.aget_tuple if aio else saver.get_tuple), (op[1],), None, self.read
+        if kind == DELTA_HISTORY:
+            call = saver.aget_delta_channel_history if aio else saver.get_delta_channel_history
+            return call, (), {"config": op[1], "channels": op[2]}, None
+        if kind == "put":
+            return (saver.aput if aio else saver.put), self.put_args(op), None, None
+        if kind == "put_writes":
+            args, kw = self.writes_call(op)
+            return (saver.aput_writes if aio else saver.put_writes), args, kw, None
+        writer = op[1]  # ("writers", writer, input, config)
+        return (writer.ainvoke if aio else writer.invoke), (op[2], op[3]), None, None
+
 
 def drive_update(machine: Ops, saver: Any) -> Any:
     """Run `machine` with the saver's sync methods; its return value."""
-    s = _Saver(saver, False)
-    value: Any = None
-    while True:
-        try:
-            op = machine.send(value)
-        except StopIteration as stop:
-            return stop.value
-        kind = op[0]
-        if kind == "get_tuple":
-            value = s.read(saver.get_tuple(op[1]))
-        elif kind == DELTA_HISTORY:
-            value = saver.get_delta_channel_history(config=op[1], channels=op[2])
-        elif kind == "put":
-            value = saver.put(*s.put_args(op))
-        elif kind == "put_writes":
-            args, kw = s.writes_call(op)
-            value = saver.put_writes(*args, **kw)
-        else:
-            value = op[1].invoke(op[2], op[3])
+    return run_sync(machine, _Saver(saver, False).route)
 
 
 async def adrive_update(machine: Ops, saver: Any) -> Any:
-    """Async twin of `drive_update` (the saver's `a*` methods, the writers' `ainvoke`)."""
-    s = _Saver(saver, True)
-    value: Any = None
-    while True:
-        try:
-            op = machine.send(value)
-        except StopIteration as stop:
-            return stop.value
-        kind = op[0]
-        if kind == "get_tuple":
-            value = s.read(await saver.aget_tuple(op[1]))
-        elif kind == DELTA_HISTORY:
-            value = await saver.aget_delta_channel_history(config=op[1], channels=op[2])
-        elif kind == "put":
-            value = await saver.aput(*s.put_args(op))
-        elif kind == "put_writes":
-            args, kw = s.writes_call(op)
-            value = await saver.aput_writes(*args, **kw)
-        else:
-            value = await op[1].ainvoke(op[2], op[3])
+    """`drive_update` with the saver's `a*` methods and the writers' `ainvoke`."""
+    return await run_async(machine, _Saver(saver, True).route)
 
 
 # --------------------------------------------------------------------------- the API
