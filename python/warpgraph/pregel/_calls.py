@@ -65,19 +65,17 @@ _REGISTRY_LOCK = threading.Lock()
 # ------------------------------------------------------------------ waiting for calls
 
 
-def _children_of(task_id: str) -> list[Any]:
+def _untaken_calls(task: Any) -> list[Any]:
+    """The calls `task` made since this was last asked (empty: none)."""
+    if task.id not in CHILDREN:  # (made no call: no lock taken)
+        return []
     with _REGISTRY_LOCK:
-        return CHILDREN.pop(task_id, None) or []
+        return CHILDREN.pop(task.id, None) or []
 
 
 def join(task: Any) -> None:
     """Wait until every call `task` made has ended and been committed (sync runs)."""
-    while True:
-        if task.id not in CHILDREN:  # (made no call: nothing to take)
-            return
-        kids = _children_of(task.id)
-        if not kids:
-            return
+    while kids := _untaken_calls(task):
         for k in kids:
             if isinstance(k, _CallFuture) and not k.done():
                 k._run_here()
@@ -91,12 +89,7 @@ def join(task: Any) -> None:
 
 async def ajoin(task: Any) -> None:
     """Async twin of `join`: the calls are asyncio tasks of the running loop."""
-    while True:
-        if task.id not in CHILDREN:  # (made no call: nothing to take)
-            return
-        kids = _children_of(task.id)
-        if not kids:
-            return
+    while kids := _untaken_calls(task):
         # (an ended call whose commit has not run yet is waited for too)
         waits = [
             k for k in kids if isinstance(k, asyncio.Future) and (not k.done() or k in _UNCOMMITTED)
