@@ -14,6 +14,7 @@ from warpgraph.checkpoint.serde import _encode
 from warpgraph.checkpoint.serde._decode import Allowlist, Decoder, SerdeDecodeError
 from warpgraph.checkpoint.serde._encode import OPTION as _OPTION
 from warpgraph.checkpoint.serde._encode import default as _default
+from warpgraph.checkpoint.serde._encode import pack as _pack
 from warpgraph.checkpoint.serde._msgpack import (
     EXT_CONSTRUCTOR_KW_ARGS,
     EXT_CONSTRUCTOR_POS_ARGS,
@@ -25,6 +26,7 @@ from warpgraph.checkpoint.serde._msgpack import (
     EXT_PYDANTIC_V2,
     AllowedMsgpackModules,
 )
+from warpgraph.checkpoint.serde._repeats import pack_repeating
 from warpgraph.checkpoint.serde.base import SerializerProtocol
 
 __all__ = (
@@ -136,6 +138,8 @@ class JsonPlusSerializer(SerializerProtocol):
             return "bytes", obj
         if isinstance(obj, bytearray):
             return "bytearray", obj
+        if type(obj) is list and (joined := pack_repeating(obj, _pack)) is not None:
+            return "msgpack", joined  # (the same bytes, each repeated item encoded once)
         return "msgpack", _packb(obj, default=_default, option=_OPTION)  # (`_encode.pack`)
 
     def loads_typed(self, data: tuple[str, bytes]) -> Any:
