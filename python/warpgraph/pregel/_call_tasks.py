@@ -34,14 +34,15 @@ from warpgraph.config import LAZY_CONFIG_HOLDERS
 from warpgraph.pregel._algo import (
     _RT_FIELDS,
     _RT_STD,
+    D_CONF,
     LazyTask,
     _builder_of,
     _exec_info,
     _local_read,
     _no_null_resume,
-    _raw_config,
     _runtime,
     _scratch,
+    _stored_config,
 )
 from warpgraph.pregel._write import ChannelWrite
 from warpgraph.runtime import ExecutionInfo, Runtime
@@ -146,7 +147,7 @@ class LoopView:
 
 
 class LazyCallTask(LazyTask):
-    """A call task whose config is built on first access. Its raw config is
+    """A call task whose config is built on first access. Its `Deferred` tuple is
     `(LoopView, (parent, task_ns), step, checkpoint id, plan)`; `plan` is what
     `_retry._run_unconfigured` runs (see `call_plans`)."""
 
@@ -161,10 +162,10 @@ class LazyCallTask(LazyTask):
 
     def config_tags(self) -> Any:
         """The config's tags without building it (the caller's)."""
-        raw = _raw_config(self)
-        if type(raw) is tuple:
-            return raw[1][0].config.get("tags")
-        return raw.get("tags")
+        deferred = _stored_config(self)
+        if type(deferred) is tuple:
+            return deferred[D_CONF][0].config.get("tags")  # (the parent's)
+        return deferred.get("tags")
 
 
 LazyCallTask.__name__ = LazyCallTask.__qualname__ = LazyTask.__name__

@@ -114,7 +114,7 @@ _RT_FIELDS = _RT_STD = _exec_info = _local_read = _runtime = _task = hexdigest =
 scratchpad_for = map_debug_tasks = read_task_statuses = None
 run_with_retry = arun_with_retry = Call = get_runnable_for_task = identifier = None
 _call_config = _lazy_call_task = _run_unconfigured = _arun_unconfigured = None
-_LazyCallTask = _raw_config = _LoopView = None
+_LazyCallTask = _stored_config = _LoopView = None
 
 
 def _load() -> None:
@@ -122,7 +122,7 @@ def _load() -> None:
     global scratchpad_for, map_debug_tasks, read_task_statuses
     global run_with_retry, arun_with_retry, Call, get_runnable_for_task, identifier
     global _call_config, _lazy_call_task, _run_unconfigured, _arun_unconfigured
-    global _LazyCallTask, _raw_config, _LoopView
+    global _LazyCallTask, _stored_config, _LoopView
     from warpgraph.pregel import _algo, _call_tasks, _retry, debug
     from warpgraph.pregel import _call as call_mod
     from warpgraph.pregel import _engine as engine_mod
@@ -137,7 +137,7 @@ def _load() -> None:
     _engine = engine_mod
     _call_config, _lazy_call_task = _call_tasks.call_config, _call_tasks.lazy_call_task
     _run_unconfigured, _arun_unconfigured = _retry._run_unconfigured, _retry._arun_unconfigured
-    _LazyCallTask, _raw_config = _call_tasks.LazyCallTask, _algo._raw_config
+    _LazyCallTask, _stored_config = _call_tasks.LazyCallTask, _algo._stored_config
     _LoopView = _call_tasks.LoopView
 
 
@@ -321,13 +321,13 @@ def prepare_call(
             view = state.view  # (config built on first use)
             if view is None:
                 view = state.view = _LoopView(loop)
-            raw = (view, (parent, task_ns), step, cid, plan)
+            deferred = (view, (parent, task_ns), step, cid, plan)
             return _lazy_call_task(
                 name,
                 call.input,
                 proc,
                 writes,
-                raw,
+                deferred,
                 PUSH_TRIGGER,
                 retry,
                 None,
@@ -359,11 +359,12 @@ def prepare_call(
 
 
 def _unbuilt(task: Any) -> tuple | None:
-    """The raw config of a lazily configured call task not built yet, else None."""
+    """What builds the config of a lazily configured call task not built yet (its
+    `Deferred` tuple), else None."""
     if type(task) is _LazyCallTask:
-        raw = _raw_config(task)
-        if type(raw) is tuple:
-            return raw
+        deferred = _stored_config(task)
+        if type(deferred) is tuple:
+            return deferred
     return None
 
 
@@ -601,9 +602,9 @@ def _run_sync(loop: Any, state: _CallState, task: Any, fut: concurrent.futures.F
     value: Any = None
     exc: BaseException | None = None
     try:
-        raw = _unbuilt(task)
-        if raw is not None:
-            value = _run_unconfigured(task, raw, True)  # (in a context copy of its own)
+        deferred = _unbuilt(task)
+        if deferred is not None:
+            value = _run_unconfigured(task, deferred, True)  # (in a context copy of its own)
         elif _from_cache(loop, state, task):
             _settle_from_writes(task, fut)
             return
@@ -704,9 +705,9 @@ async def _run_async(loop: Any, task: Any, streamed: bool) -> Any:
     exc: BaseException | None = None
     cached = False
     try:
-        raw = _unbuilt(task)
-        if raw is not None:
-            value = await _arun_unconfigured(task, raw)
+        deferred = _unbuilt(task)
+        if deferred is not None:
+            value = await _arun_unconfigured(task, deferred)
         elif await _afrom_cache(loop, task):
             cached = True
         else:

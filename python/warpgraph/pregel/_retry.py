@@ -49,7 +49,7 @@ from warpgraph.config import (
     set_config_var,
 )
 from warpgraph.errors import GraphBubbleUp, NodeCancelledError, NodeTimeoutError, ParentCommand
-from warpgraph.pregel._algo import LazyTask, _raw_config
+from warpgraph.pregel._algo import D_LOOP, D_PLAN, LazyTask, _stored_config
 from warpgraph.pregel._calls import CHILDREN, ajoin, join
 from warpgraph.runtime import ExecutionInfo, Runtime
 
@@ -302,9 +302,9 @@ def run_with_retry(
     if task.timeout is not None:
         raise sync_timeout_unsupported(task.name)  # (graphs reject these when built)
     if type(task) is LazyTask and configurable is None and not policies:
-        raw = _raw_config(task)
-        if type(raw) is tuple:
-            return _run_unconfigured(task, raw)
+        deferred = _stored_config(task)
+        if type(deferred) is tuple:
+            return _run_unconfigured(task, deferred)
     try:
         return _run_attempts(task, policies, configurable)
     finally:
@@ -389,7 +389,7 @@ def _return_value(task: Any) -> Any:
     return next((value for channel, value in task.writes if channel == _k.RETURN), None)
 
 
-def _run_unconfigured(task: Any, raw: tuple, own_context: bool = False) -> Any:
+def _run_unconfigured(task: Any, deferred: tuple, own_context: bool = False) -> Any:
     """`run_with_retry` without retry policies for a LazyTask whose config is not built:
     its plan (see `_algo.node_plan`) runs the node function and writers exactly as
     `task.proc.invoke` would; the config is built only if something asks for it (the task
@@ -397,7 +397,7 @@ def _run_unconfigured(task: Any, raw: tuple, own_context: bool = False) -> Any:
     context copy made for this task alone, so the variables set here are not reset (the
     copy is dropped with them)."""
     writes = task.writes
-    func, recurse, steps = raw[4]
+    func, recurse, steps = deferred[D_PLAN]
     token = _CONFIG.set(task)
     lc = _modules.get(_LC_MODULE)
     lc_token = lc.var_child_runnable_config.set(LazyDictConfig(task)) if lc is not None else None
@@ -411,7 +411,7 @@ def _run_unconfigured(task: Any, raw: tuple, own_context: bool = False) -> Any:
             if kind == 0:
                 writes.extend(writer._tuples(value))
             else:
-                writer.invoke_unconfigured(value, task, raw[0].engine, writes)
+                writer.invoke_unconfigured(value, task, deferred[D_LOOP].engine, writes)
         return value
     except BaseException as exc:
         if _verdict(task, exc, task.config, None, 0, None, False) is _RAISE:
@@ -426,12 +426,12 @@ def _run_unconfigured(task: Any, raw: tuple, own_context: bool = False) -> Any:
             _CONFIG.reset(token)
 
 
-async def _arun_unconfigured(task: Any, raw: tuple) -> Any:
+async def _arun_unconfigured(task: Any, deferred: tuple) -> Any:
     """Async twin of `_run_unconfigured` for a lazily configured call task
     (`_call_tasks.LazyCallTask`) of an async function: its plan's runner returns the
     function's coroutine. Run as its own asyncio task (a context of its own)."""
     writes = task.writes
-    runner, _, steps = raw[4]
+    runner, _, steps = deferred[D_PLAN]
     _CONFIG.set(task)
     lc = _modules.get(_LC_MODULE)
     if lc is not None:
