@@ -209,13 +209,8 @@ def run_sync(
 ) -> dict:
     """One library's trace (`saver`: see `compare_sync`; `modes`: stream these modes
     instead of `api`'s, with its subgraphs flag)."""
-    if saver is None:
-        return _traced(_trace_plan(scn, lib, api, durability, modes, aio=False))
-    env = saver.env(lib.name)
-    try:
-        return _traced(_trace_plan(scn, SaverLib(lib, env.make), api, durability, modes, False))
-    finally:
-        env.close()
+    with _trace_plan(scn, lib, api, durability, saver, modes, aio=False) as plan:
+        return _traced(plan)
 
 
 async def run_async(
@@ -227,14 +222,8 @@ async def run_async(
     modes: list | None = None,
 ) -> dict:
     """`run_sync` through the async API."""
-    if saver is None:
-        return await _atraced(_trace_plan(scn, lib, api, durability, modes, aio=True))
-    env = saver.env(lib.name)
-    try:
-        plan = _trace_plan(scn, SaverLib(lib, env.make), api, durability, modes, True)
+    with _trace_plan(scn, lib, api, durability, saver, modes, aio=True) as plan:
         return await _atraced(plan)
-    finally:
-        env.close()
 
 
 async def _alist(aiter, then=list):
@@ -251,10 +240,17 @@ async def _acollect(aiter, into: list) -> None:
 # (error, result); it returns the trace. An error is an Exception the call raised: errors
 # are part of the trace.
 class _Plan:
-    """A trace plan's generator and, once it has returned, the trace."""
+    """A trace plan's generator and, once it has returned, the trace; leaving its `with`
+    block closes the generator (and so the saver environment it opened)."""
 
     def __init__(self, gen: Any) -> None:
         self.gen, self.trace = gen, None
+
+    def __enter__(self) -> Any:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.gen.close()
 
 
 def _next_call(plan: _Plan, reply: Any) -> Any:
@@ -294,9 +290,21 @@ async def _aoutcome(thunk: Any) -> tuple:
 
 
 def _trace_plan(
-    scn: Any, lib: Any, api: str, durability: str | None, modes: Any, aio: bool
+    scn: Any, lib: Any, api: str, durability: str | None, saver: Any, modes: Any, aio: bool
 ) -> _Plan:
-    return _Plan(_trace_gen(scn, lib, api, durability, modes, aio))
+    return _Plan(_saver_trace(scn, lib, api, durability, saver, modes, aio))
+
+
+def _saver_trace(scn: Any, lib: Any, api: str, durability: str | None, saver: Any, *rest: Any):
+    """`_trace_gen` on `lib`, or (with `saver`) on it with the saver kind's environment,
+    closed at the end."""
+    if saver is None:
+        return (yield from _trace_gen(scn, lib, api, durability, *rest))
+    env = saver.env(lib.name)
+    try:
+        return (yield from _trace_gen(scn, SaverLib(lib, env.make), api, durability, *rest))
+    finally:
+        env.close()
 
 
 def _trace_gen(scn: Any, lib: Any, api: str, durability: str | None, modes: Any, aio: bool):
