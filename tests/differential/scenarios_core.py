@@ -27,6 +27,20 @@ class Acc(TypedDict, total=False):
     items: Annotated[list, operator.add]
 
 
+def abc_chain(lib, saver, **compile_kw):
+    """START -> a -> b -> c -> END over Acc (a adds 1, b doubles), compiled with `saver`
+    (the graph of the breakpoint scenarios)."""
+    g = linear(
+        lib,
+        Acc,
+        ("a", lambda s: {"n": s["n"] + 1, "items": ["a"]}),
+        ("b", lambda s: {"n": s["n"] * 2, "items": ["b"]}),
+        ("c", lambda s: {"items": ["c"]}),
+        end=True,
+    )
+    return g.compile(checkpointer=saver, **compile_kw)
+
+
 def _seed_graph(lib):
     g = linear(
         lib, N, ("a", lambda s: {"n": s["n"] + 1}), ("b", lambda s: {"n": s["n"] * 10}), end=True

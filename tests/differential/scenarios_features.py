@@ -6,7 +6,7 @@ from typing import Annotated, TypedDict
 
 from ._build import linear
 from .harness import scenario
-from .scenarios_core import CP, Acc, N, thread
+from .scenarios_core import CP, Acc, N, abc_chain, thread
 
 
 @scenario(durabilities=CP)
@@ -131,26 +131,22 @@ def invalid_input_and_return(lib):
     return g.compile(), [{"n": 0}], None
 
 
-def _interruptible(lib, **compile_kw):
-    g = linear(
-        lib,
-        Acc,
-        ("a", lambda s: {"n": s["n"] + 1, "items": ["a"]}),
-        ("b", lambda s: {"n": s["n"] * 2, "items": ["b"]}),
-        ("c", lambda s: {"items": ["c"]}),
-        end=True,
-    )
-    return g.compile(checkpointer=lib.InMemorySaver(), **compile_kw)
-
-
 @scenario(durabilities=CP)
 def interrupt_before(lib):
-    return _interruptible(lib, interrupt_before=["b"]), [{"n": 1}, None, None], thread()
+    return (
+        abc_chain(lib, lib.InMemorySaver(), interrupt_before=["b"]),
+        [{"n": 1}, None, None],
+        thread(),
+    )
 
 
 @scenario(durabilities=CP)
 def interrupt_after(lib):
-    return _interruptible(lib, interrupt_after=["a", "c"]), [{"n": 1}, None, None], thread()
+    return (
+        abc_chain(lib, lib.InMemorySaver(), interrupt_after=["a", "c"]),
+        [{"n": 1}, None, None],
+        thread(),
+    )
 
 
 @scenario(durabilities=CP)

@@ -11,7 +11,7 @@ from typing import Annotated, Any, TypedDict
 
 from ._build import linear
 from .harness import Call, scenario
-from .scenarios_core import CP, Acc, thread
+from .scenarios_core import CP, Acc, abc_chain, thread
 
 
 def make_saver(lib) -> Any:
@@ -204,18 +204,6 @@ def parallel_subgraph_interrupts(lib, saver):
 
 
 # --- static breakpoints per call ------------------------------------------------------
-def _abc(lib, saver, **compile_kw):
-    g = linear(
-        lib,
-        Acc,
-        ("a", lambda s: {"n": s["n"] + 1, "items": ["a"]}),
-        ("b", lambda s: {"n": s["n"] * 2, "items": ["b"]}),
-        ("c", lambda s: {"items": ["c"]}),
-        end=True,
-    )
-    return g.compile(checkpointer=saver, **compile_kw)
-
-
 @hitl_scenario(durabilities=CP)
 def breakpoints_per_call(lib, saver):
     inputs = [
@@ -226,7 +214,7 @@ def breakpoints_per_call(lib, saver):
         Call({"n": 5}, kwargs={"interrupt_after": "*"}),
         Call(None, kwargs={"interrupt_before": ["c"], "interrupt_after": ["a", "b"]}),
     ]
-    return _abc(lib, saver), inputs, thread()
+    return abc_chain(lib, saver), inputs, thread()
 
 
 @hitl_scenario(durabilities=CP)
@@ -237,7 +225,7 @@ def breakpoints_call_overrides_compile(lib, saver):
         Call(None, kwargs={"interrupt_before": ["c"]}),
         lib.Command(resume="passes the breakpoint"),
     ]
-    return _abc(lib, saver, interrupt_before=["b"]), inputs, thread()
+    return abc_chain(lib, saver, interrupt_before=["b"]), inputs, thread()
 
 
 # --- Command.PARENT -------------------------------------------------------------------
