@@ -28,6 +28,7 @@ import uuid
 from typing import Any
 
 import pytest
+from _ab import case_side, same_answers, side_cache, speedup
 from bench_sqlite_saver import _connect
 from typing_extensions import TypedDict
 
@@ -181,21 +182,7 @@ _RESUMING = [False]  # set while a crashed thread is resumed: the node does not 
 
 
 # --- pytest-benchmark -------------------------------------------------------------------
-_SIDES: dict[tuple[str, str], Side] = {}
-
-
-@pytest.fixture(scope="module")
-def sides(tmp_path_factory: Any) -> Any:
-    tmp = tmp_path_factory.mktemp("state_api")
-
-    def get(lib: str, kind: str) -> Side:
-        key = (lib, kind)
-        if key not in _SIDES:
-            _SIDES[key] = Side(lib, kind, str(tmp / f"{lib}.db"))
-        return _SIDES[key]
-
-    yield get
-    _SIDES.clear()
+sides = side_cache("state_api", Side)
 
 
 _RESULTS: dict[tuple[str, str], dict[str, Any]] = {}
@@ -205,11 +192,7 @@ _RESULTS: dict[tuple[str, str], dict[str, Any]] = {}
 @pytest.mark.parametrize("kind", SAVERS)
 @pytest.mark.parametrize("case", CASES)
 def test_state_api(benchmark: Any, sides: Any, case: str, kind: str, lib: str) -> None:
-    side = sides(lib, kind)
-    if not side.has(case):
-        pytest.skip(f"{lib} has no {case}")
-    benchmark.group = f"{case}/{kind}"
-    benchmark.extra_info.update({"case": case, "saver": kind, "lib": lib})
+    side = case_side(benchmark, sides, case, kind, lib, "saver")
     if case == "resume_crashed":
         got = benchmark.pedantic(
             side.resume_crashed, setup=lambda: ((side.crashed(),), {}), rounds=15
@@ -220,10 +203,7 @@ def test_state_api(benchmark: Any, sides: Any, case: str, kind: str, lib: str) -
     if case == "update_state":
         assert got is True
         return
-    results = _RESULTS.setdefault((case, kind), {})
-    results[lib] = got
-    if len(results) == 2:
-        assert results["warpgraph"] == results["langgraph"]
+    same_answers(_RESULTS, (case, kind), lib, got)
     expected = {
         "get_state": lambda g: g[0]["n0"] == THREAD_CHECKPOINTS - 2 and g[1] == (),
         "history10": lambda g: len(g) == 10,
@@ -280,11 +260,9 @@ def _ab(turns: int = 15) -> None:
             if not ref or not ours:
                 print(f"{case:17} {kind:7} (not run: warpgraph has no {case})")
                 continue
-            ratios = [r / o for r, o in zip(ref, ours)]
             print(
                 f"{case:17} {kind:7} langgraph {statistics.median(ref) * 1e6:9.1f} µs  "
-                f"warpgraph {statistics.median(ours) * 1e6:8.1f} µs  "
-                f"ratio {statistics.median(ratios):6.1f}x ({min(ratios):.1f}-{max(ratios):.1f})"
+                f"warpgraph {statistics.median(ours) * 1e6:8.1f} µs  ratio {speedup(ref, ours)}"
             )
 
 

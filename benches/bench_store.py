@@ -31,6 +31,7 @@ import time
 from typing import Any
 
 import pytest
+from _ab import case_side, same_answers, side_cache
 from bench_sqlite_saver import _connect
 
 LIBS = ("langgraph", "warpgraph")
@@ -223,37 +224,17 @@ class MemoryFloor:
 
 
 # --- pytest-benchmark -------------------------------------------------------------------
-_SIDES: dict[tuple[str, str], Side] = {}
 _RESULTS: dict[tuple[str, str], dict[str, Any]] = {}
-
-
-@pytest.fixture(scope="module")
-def sides(tmp_path_factory: Any) -> Any:
-    tmp = tmp_path_factory.mktemp("store")
-
-    def get(lib: str, kind: str) -> Side:
-        if (lib, kind) not in _SIDES:
-            _SIDES[(lib, kind)] = Side(lib, kind, str(tmp / f"{lib}.db"))
-        return _SIDES[(lib, kind)]
-
-    yield get
-    _SIDES.clear()
+sides = side_cache("store", Side)
 
 
 @pytest.mark.parametrize("lib", LIBS)
 @pytest.mark.parametrize("kind", STORES)
 @pytest.mark.parametrize("case", CASES)
 def test_store(benchmark: Any, sides: Any, case: str, kind: str, lib: str) -> None:
-    side = sides(lib, kind)
-    if not side.has(case):
-        pytest.skip(f"no {case} on {kind}")
-    benchmark.group = f"{case}/{kind}"
-    benchmark.extra_info.update({"case": case, "store": kind, "lib": lib})
+    side = case_side(benchmark, sides, case, kind, lib, "store")
     got = benchmark(getattr(side, case))
-    results = _RESULTS.setdefault((case, kind), {})
-    results[lib] = got
-    if len(results) == 2:  # the same answers from both libraries
-        assert results["warpgraph"] == results["langgraph"]
+    same_answers(_RESULTS, (case, kind), lib, got)
     assert got, got
 
 

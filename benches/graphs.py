@@ -4,57 +4,24 @@ Each case returns (graph, input, expected_output, units, unit_name); `units` is 
 super-steps or tasks the per-unit cost is reported over.
 """
 
-from typing import TypedDict
-
-# the state shapes of `warpgraph bench`'s workloads (defined once there)
-from warpgraph._cli.bench.workloads import S3, Fan
+# the graphs of `warpgraph bench`'s workloads (defined once there)
+from warpgraph._cli.bench.workloads import S3, chain_graph, fanout_graph, loop_graph, wide_graph
 
 
 def chain(lib, saver, n: int = 100):
-    g = lib.StateGraph(S3)
-    for i in range(n):
-        g.add_node(f"n{i}", lambda s: {"a": s["a"] + 1})
-    g.add_edge(lib.START, "n0")
-    for i in range(n - 1):
-        g.add_edge(f"n{i}", f"n{i + 1}")
-    g.add_edge(f"n{n - 1}", lib.END)
-    expected = {"a": n, "b": 0, "c": 0}
-    return g.compile(checkpointer=saver), {"a": 0, "b": 0, "c": 0}, expected, n + 1, "step"
+    return (*chain_graph(lib, saver, n), "step")
 
 
 def loop(lib, saver, m: int = 1000):
-    g = lib.StateGraph(S3)
-    g.add_node("tick", lambda s: {"a": s["a"] + 1})
-    g.add_edge(lib.START, "tick")
-    g.add_conditional_edges("tick", lambda s: "tick" if s["a"] < m else lib.END)
-    expected = {"a": m, "b": 0, "c": 0}
-    return g.compile(checkpointer=saver), {"a": 0, "b": 0, "c": 0}, expected, m + 1, "step"
+    return (*loop_graph(lib, saver, m), "step")
 
 
 def fanout(lib, saver, n: int = 1000):
-    g = lib.StateGraph(Fan)
-    g.add_node("src", lambda s: {"a": s["a"] + 1})
-    g.add_node("join", lambda s: {"a": s["acc"]})
-    for i in range(n):
-        g.add_node(f"p{i}", lambda s: {"acc": 1})
-        g.add_edge("src", f"p{i}")
-    g.add_edge([f"p{i}" for i in range(n)], "join")
-    g.add_edge(lib.START, "src")
-    g.add_edge("join", lib.END)
-    return g.compile(checkpointer=saver), {"a": 0, "acc": 0}, {"a": n, "acc": n}, n + 3, "task"
+    return (*fanout_graph(lib, saver, n), "task")
 
 
 def wide(lib, saver, n: int = 100):
-    W = TypedDict("W", {f"k{i}": int for i in range(n)})
-    g = lib.StateGraph(W)
-    for i in range(n):
-        g.add_node(f"n{i}", lambda s, i=i: {f"k{i}": s[f"k{i}"] + i})
-    g.add_edge(lib.START, "n0")
-    for i in range(n - 1):
-        g.add_edge(f"n{i}", f"n{i + 1}")
-    g.add_edge(f"n{n - 1}", lib.END)
-    inp = {f"k{i}": 1 for i in range(n)}
-    return g.compile(checkpointer=saver), inp, {f"k{i}": 1 + i for i in range(n)}, n + 1, "step"
+    return (*wide_graph(lib, saver, n), "step")
 
 
 def small3(lib, saver):

@@ -35,33 +35,30 @@ GraphLifecycleStatus: TypeAlias = Literal[
 
 
 @dataclass(frozen=True)
-class GraphInterruptEvent:
-    """A run paused on interrupts."""
+class _GraphRunEvent:
+    """What both lifecycle events say about the run (their first fields, in this order)."""
 
     run_id: UUID | None
     """The graph run's id (None when unknown)."""
     status: GraphLifecycleStatus
-    """The loop status when it paused."""
+    """The loop status when the run paused or resumed."""
     checkpoint_id: str
-    """The checkpoint the run paused at."""
+    """The checkpoint the run paused at or resumed from."""
     checkpoint_ns: tuple[str, ...]
     """The namespace of the graph (empty for the root graph)."""
+
+
+@dataclass(frozen=True)
+class GraphInterruptEvent(_GraphRunEvent):
+    """A run paused on interrupts."""
+
     interrupts: tuple[Interrupt, ...]
     """What paused it."""
 
 
 @dataclass(frozen=True)
-class GraphResumeEvent:
+class GraphResumeEvent(_GraphRunEvent):
     """A run resumed from a saved checkpoint."""
-
-    run_id: UUID | None
-    """The graph run's id (None when unknown)."""
-    status: GraphLifecycleStatus
-    """The loop status when it resumed."""
-    checkpoint_id: str
-    """The checkpoint it resumed from."""
-    checkpoint_ns: tuple[str, ...]
-    """The namespace of the graph (empty for the root graph)."""
 
 
 GraphLifecycleEvent: TypeAlias = GraphInterruptEvent | GraphResumeEvent

@@ -209,55 +209,8 @@ def run_sync(
 ) -> dict:
     """One library's trace (`saver`: see `compare_sync`; `modes`: stream these modes
     instead of `api`'s, with its subgraphs flag)."""
-    if saver is None:
-        return _run_sync(scn, lib, api, durability, modes)
-    env = saver.env(lib.name)
-    try:
-        return _run_sync(scn, SaverLib(lib, env.make), api, durability, modes)
-    finally:
-        env.close()
-
-
-def _run_sync(scn: Scenario, lib: Any, api: str, durability: str | None, modes: Any) -> dict:
-    built = _build(scn, lib)
-    if isinstance(built, dict):
-        return built
-    graph, calls, kwargs = _calls(built)
-    kw = _stream_kwargs(api, durability, kwargs, modes)
-    trace: dict[str, Any] = {"calls": []}
-    for call, call_cfg in calls:
-        rec: dict[str, Any] = {}
-        try:
-            inp, cfg, ckw = _resolve(call, call_cfg, graph, kw)
-            if api == "invoke" and modes is None:
-                rec["result"] = graph.invoke(inp, cfg, **ckw)
-            else:
-                rec["chunks"] = chunks = []
-                for chunk in graph.stream(inp, cfg, **ckw):
-                    chunks.append(chunk)  # noqa: PERF402 - keep chunks before an error
-        except Exception as exc:  # noqa: BLE001 - errors are part of the trace
-            rec["error"] = exc
-        trace["calls"].append(rec)
-    saver = graph.checkpointer
-    if saver not in (None, True, False):
-        for cfg in _threads(calls):
-            tid = cfg["configurable"]["thread_id"]
-            probes = {
-                "checkpoints": lambda cfg=cfg: _checkpoint_rows(list(saver.list(cfg))),
-                "state": lambda cfg=cfg: graph.get_state(cfg),
-                "state_sub": lambda cfg=cfg: graph.get_state(cfg, subgraphs=True),
-                "history": lambda cfg=cfg: list(graph.get_state_history(cfg)),
-            }
-            for key, probe in probes.items():
-                try:
-                    trace[f"{key}:{tid}"] = probe()
-                except Exception as exc:  # noqa: BLE001 - errors are part of the trace
-                    trace[f"{key}:{tid}"] = {"error": exc}
-    return trace
-
-
-async def _alist(aiter, then=list):
-    return then([x async for x in aiter])
+    with _trace_plan(scn, lib, api, durability, saver, modes, aio=False) as plan:
+        return _traced(plan)
 
 
 async def run_async(
@@ -268,18 +221,93 @@ async def run_async(
     saver: Any = None,
     modes: list | None = None,
 ) -> dict:
-    """One library's trace (`saver`: see `compare_sync`; `modes`: stream these modes
-    instead of `api`'s, with its subgraphs flag)."""
+    """`run_sync` through the async API."""
+    with _trace_plan(scn, lib, api, durability, saver, modes, aio=True) as plan:
+        return await _atraced(plan)
+
+
+async def _alist(aiter, then=list):
+    return then([x async for x in aiter])
+
+
+async def _acollect(aiter, into: list) -> None:
+    async for chunk in aiter:
+        into.append(chunk)
+
+
+# A trace plan is a generator: it yields each library call to make (a thunk; under `aio` the
+# thunk returns an awaitable), which the driver calls at once, and is sent back
+# (error, result); it returns the trace. An error is an Exception the call raised: errors
+# are part of the trace.
+class _Plan:
+    """A trace plan's generator and, once it has returned, the trace; leaving its `with`
+    block closes the generator (and so the saver environment it opened)."""
+
+    def __init__(self, gen: Any) -> None:
+        self.gen, self.trace = gen, None
+
+    def __enter__(self) -> Any:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.gen.close()
+
+
+def _next_call(plan: _Plan, reply: Any) -> Any:
+    try:
+        return plan.gen.send(reply)
+    except StopIteration as stop:
+        plan.trace = stop.value
+        return None
+
+
+def _traced(plan: _Plan) -> dict:
+    reply: Any = None
+    while (thunk := _next_call(plan, reply)) is not None:
+        reply = _outcome(thunk)
+    return plan.trace
+
+
+async def _atraced(plan: _Plan) -> dict:
+    reply: Any = None
+    while (thunk := _next_call(plan, reply)) is not None:
+        reply = await _aoutcome(thunk)
+    return plan.trace
+
+
+def _outcome(thunk: Any) -> tuple:
+    try:
+        return None, thunk()
+    except Exception as exc:  # noqa: BLE001 - errors are part of the trace
+        return exc, None
+
+
+async def _aoutcome(thunk: Any) -> tuple:
+    try:
+        return None, await thunk()
+    except Exception as exc:  # noqa: BLE001 - errors are part of the trace
+        return exc, None
+
+
+def _trace_plan(
+    scn: Any, lib: Any, api: str, durability: str | None, saver: Any, modes: Any, aio: bool
+) -> _Plan:
+    return _Plan(_saver_trace(scn, lib, api, durability, saver, modes, aio))
+
+
+def _saver_trace(scn: Any, lib: Any, api: str, durability: str | None, saver: Any, *rest: Any):
+    """`_trace_gen` on `lib`, or (with `saver`) on it with the saver kind's environment,
+    closed at the end."""
     if saver is None:
-        return await _run_async(scn, lib, api, durability, modes)
+        return (yield from _trace_gen(scn, lib, api, durability, *rest))
     env = saver.env(lib.name)
     try:
-        return await _run_async(scn, SaverLib(lib, env.make), api, durability, modes)
+        return (yield from _trace_gen(scn, SaverLib(lib, env.make), api, durability, *rest))
     finally:
         env.close()
 
 
-async def _run_async(scn: Scenario, lib: Any, api: str, durability: str | None, modes: Any) -> dict:
+def _trace_gen(scn: Any, lib: Any, api: str, durability: str | None, modes: Any, aio: bool):
     built = _build(scn, lib)
     if isinstance(built, dict):
         return built
@@ -290,30 +318,44 @@ async def _run_async(scn: Scenario, lib: Any, api: str, durability: str | None, 
         rec: dict[str, Any] = {}
         try:
             inp, cfg, ckw = _resolve(call, call_cfg, graph, kw)
-            if api == "invoke" and modes is None:
-                rec["result"] = await graph.ainvoke(inp, cfg, **ckw)
-            else:
-                rec["chunks"] = chunks = []
-                async for chunk in graph.astream(inp, cfg, **ckw):
-                    chunks.append(chunk)
         except Exception as exc:  # noqa: BLE001 - errors are part of the trace
             rec["error"] = exc
+        else:
+            if api == "invoke" and modes is None:
+                invoke = graph.ainvoke if aio else graph.invoke
+                error, result = yield lambda: invoke(inp, cfg, **ckw)  # noqa: B023 - called at once
+                if error is None:
+                    rec["result"] = result
+            else:
+                rec["chunks"] = chunks = []  # the chunks before an error are kept
+                if aio:
+                    error, _ = yield lambda: _acollect(graph.astream(inp, cfg, **ckw), chunks)  # noqa: B023
+                else:
+                    error, _ = yield lambda: chunks.extend(graph.stream(inp, cfg, **ckw))  # noqa: B023
+            if error is not None:
+                rec["error"] = error
         trace["calls"].append(rec)
     saver = graph.checkpointer
     if saver not in (None, True, False):
         for cfg in _threads(calls):
             tid = cfg["configurable"]["thread_id"]
-            probes = {
-                "checkpoints": lambda cfg=cfg: _alist(saver.alist(cfg), _checkpoint_rows),
-                "state": lambda cfg=cfg: graph.aget_state(cfg),
-                "state_sub": lambda cfg=cfg: graph.aget_state(cfg, subgraphs=True),
-                "history": lambda cfg=cfg: _alist(graph.aget_state_history(cfg)),
-            }
+            if aio:
+                probes = {
+                    "checkpoints": lambda cfg=cfg: _alist(saver.alist(cfg), _checkpoint_rows),
+                    "state": lambda cfg=cfg: graph.aget_state(cfg),
+                    "state_sub": lambda cfg=cfg: graph.aget_state(cfg, subgraphs=True),
+                    "history": lambda cfg=cfg: _alist(graph.aget_state_history(cfg)),
+                }
+            else:
+                probes = {
+                    "checkpoints": lambda cfg=cfg: _checkpoint_rows(list(saver.list(cfg))),
+                    "state": lambda cfg=cfg: graph.get_state(cfg),
+                    "state_sub": lambda cfg=cfg: graph.get_state(cfg, subgraphs=True),
+                    "history": lambda cfg=cfg: list(graph.get_state_history(cfg)),
+                }
             for key, probe in probes.items():
-                try:
-                    trace[f"{key}:{tid}"] = await probe()
-                except Exception as exc:  # noqa: BLE001 - errors are part of the trace
-                    trace[f"{key}:{tid}"] = {"error": exc}
+                error, result = yield probe
+                trace[f"{key}:{tid}"] = result if error is None else {"error": error}
     return trace
 
 
@@ -671,14 +713,17 @@ async def compare_async(
     return _finish(scn, traces, label, api, segments, saver is not None)
 
 
-def params(aio: bool, names: list[str] | None = None) -> list:
-    """pytest params (scenario, api, durability) for the registered scenarios.
+def params(
+    aio: bool, names: list[str] | None = None, registry: dict[str, Scenario] | None = None
+) -> list:
+    """pytest params (scenario, api, durability) for the registered scenarios (or those of
+    `registry`).
 
     Non-default durabilities run only for invoke and the multi-mode stream to keep the default
     run short; WARPGRAPH_LONG_TESTS=1 runs every API under every durability.
     """
     out = []
-    for name, scn in REGISTRY.items():
+    for name, scn in (REGISTRY if registry is None else registry).items():
         if (names is not None and name not in names) or aio not in scn.aio:
             continue
         for dur in scn.durabilities:
@@ -687,3 +732,18 @@ def params(aio: bool, names: list[str] | None = None) -> list:
                     continue
                 out.append(pytest.param(scn, api, dur, id=f"{name}-{api}-{dur or 'default'}"))
     return out
+
+
+def comparison_tests(registry: dict[str, Scenario] | None = None) -> tuple[Any, Any]:
+    """The two tests of a scenario module, (test_sync, test_async): each of the
+    registered scenarios (or `registry`'s) compared with the reference per API."""
+
+    @pytest.mark.parametrize(("scn", "api", "durability"), params(False, registry=registry))
+    def test_sync(scn, api, durability):
+        compare_sync(scn, api, durability)
+
+    @pytest.mark.parametrize(("scn", "api", "durability"), params(True, registry=registry))
+    async def test_async(scn, api, durability):
+        await compare_async(scn, api, durability)
+
+    return test_sync, test_async

@@ -7,6 +7,7 @@ from typing import Annotated, Any, TypedDict
 
 from pydantic import BaseModel
 
+from ._build import linear
 from .harness import scenario
 
 CP = (None, "sync", "exit")  # durabilities for checkpointed scenarios
@@ -26,13 +27,24 @@ class Acc(TypedDict, total=False):
     items: Annotated[list, operator.add]
 
 
+def abc_chain(lib, saver, **compile_kw):
+    """START -> a -> b -> c -> END over Acc (a adds 1, b doubles), compiled with `saver`
+    (the graph of the breakpoint scenarios)."""
+    g = linear(
+        lib,
+        Acc,
+        ("a", lambda s: {"n": s["n"] + 1, "items": ["a"]}),
+        ("b", lambda s: {"n": s["n"] * 2, "items": ["b"]}),
+        ("c", lambda s: {"items": ["c"]}),
+        end=True,
+    )
+    return g.compile(checkpointer=saver, **compile_kw)
+
+
 def _seed_graph(lib):
-    g = lib.StateGraph(N)
-    g.add_node("a", lambda s: {"n": s["n"] + 1})
-    g.add_node("b", lambda s: {"n": s["n"] * 10})
-    g.add_edge(lib.START, "a")
-    g.add_edge("a", "b")
-    g.add_edge("b", lib.END)
+    g = linear(
+        lib, N, ("a", lambda s: {"n": s["n"] + 1}), ("b", lambda s: {"n": s["n"] * 10}), end=True
+    )
     return g
 
 
@@ -242,14 +254,14 @@ def _channels_graph(lib):
         log: Annotated[list, lib.Topic(str, accumulate=True)]
         last: Annotated[list, lib.Topic(str)]
 
-    g = lib.StateGraph(S)
-    g.add_node("a", lambda s: {"flash": s["n"], "log": ["a1", "a2"], "last": "a"})
-    g.add_node("b", lambda s: {"n": s["n"] + s.get("flash", 100), "log": "b", "last": ["b"]})
-    g.add_node("c", lambda s: {"n": s["n"] + s.get("flash", 100)})
-    g.add_edge(lib.START, "a")
-    g.add_edge("a", "b")
-    g.add_edge("b", "c")
-    g.add_edge("c", lib.END)
+    g = linear(
+        lib,
+        S,
+        ("a", lambda s: {"flash": s["n"], "log": ["a1", "a2"], "last": "a"}),
+        ("b", lambda s: {"n": s["n"] + s.get("flash", 100), "log": "b", "last": ["b"]}),
+        ("c", lambda s: {"n": s["n"] + s.get("flash", 100)}),
+        end=True,
+    )
     return g
 
 
@@ -280,12 +292,13 @@ class PM(BaseModel):
 
 
 def _schema_graph(lib, schema):
-    g = lib.StateGraph(schema)
-    g.add_node("a", lambda s: {"n": s.n + 1, "items": ["a"]})
-    g.add_node("b", lambda s: {"note": f"n={s.n} items={len(s.items)}"})
-    g.add_edge(lib.START, "a")
-    g.add_edge("a", "b")
-    g.add_edge("b", lib.END)
+    g = linear(
+        lib,
+        schema,
+        ("a", lambda s: {"n": s.n + 1, "items": ["a"]}),
+        ("b", lambda s: {"note": f"n={s.n} items={len(s.items)}"}),
+        end=True,
+    )
     return g
 
 

@@ -2,6 +2,7 @@
 
 from typing import Annotated, TypedDict
 
+from ._build import linear
 from .harness import Call, scenario
 from .scenarios_core import CP, thread
 
@@ -102,13 +103,13 @@ def delta_interrupt_resume(lib):
         answer = lib.interrupt("q")
         return {"items": [f"answer:{answer}"]}
 
-    g = lib.StateGraph(S)
-    g.add_node("first", lambda s: {"items": ["first"]})
-    g.add_node("ask", ask)
-    g.add_node("last", lambda s: {"items": [len(s["items"])]})
-    g.add_edge(lib.START, "first")
-    g.add_edge("first", "ask")
-    g.add_edge("ask", "last")
+    g = linear(
+        lib,
+        S,
+        ("first", lambda s: {"items": ["first"]}),
+        ("ask", ask),
+        ("last", lambda s: {"items": [len(s["items"])]}),
+    )
     app = g.compile(checkpointer=lib.InMemorySaver())
     return app, [{"items": ["in"]}, Call(lib.Command(resume="yes"))], thread()
 
@@ -122,11 +123,12 @@ def delta_replay_from_earlier_checkpoint(lib):
     class S(TypedDict, total=False):
         items: Annotated[list, _delta(lib, 50)]
 
-    g = lib.StateGraph(S)
-    g.add_node("a", lambda s: {"items": [f"a{len(s['items'])}"]})
-    g.add_node("b", lambda s: {"items": [f"b{len(s['items'])}"]})
-    g.add_edge(lib.START, "a")
-    g.add_edge("a", "b")
+    g = linear(
+        lib,
+        S,
+        ("a", lambda s: {"items": [f"a{len(s['items'])}"]}),
+        ("b", lambda s: {"items": [f"b{len(s['items'])}"]}),
+    )
     app = g.compile(checkpointer=lib.InMemorySaver())
 
     def before_b(graph):

@@ -4,8 +4,9 @@ import operator
 from dataclasses import dataclass
 from typing import Annotated, TypedDict
 
+from ._build import linear
 from .harness import scenario
-from .scenarios_core import CP, Acc, N, thread
+from .scenarios_core import CP, Acc, N, abc_chain, thread
 
 
 @scenario(durabilities=CP)
@@ -39,21 +40,22 @@ def _subgraph_parent(lib, checkpointer):
         items: Annotated[list, operator.add]
         inner: str
 
-    child = lib.StateGraph(Sub)
-    child.add_node("c1", lambda s: {"items": ["c1"], "inner": "x"})
-    child.add_node("c2", lambda s: {"items": ["c2"], "n": s["n"] * 3})
-    child.add_edge(lib.START, "c1")
-    child.add_edge("c1", "c2")
-    child.add_edge("c2", lib.END)
+    child = linear(
+        lib,
+        Sub,
+        ("c1", lambda s: {"items": ["c1"], "inner": "x"}),
+        ("c2", lambda s: {"items": ["c2"], "n": s["n"] * 3}),
+        end=True,
+    )
 
-    g = lib.StateGraph(Acc)
-    g.add_node("pre", lambda s: {"n": s["n"] + 1})
-    g.add_node("sub", child.compile())
-    g.add_node("post", lambda s: {"items": ["post"]})
-    g.add_edge(lib.START, "pre")
-    g.add_edge("pre", "sub")
-    g.add_edge("sub", "post")
-    g.add_edge("post", lib.END)
+    g = linear(
+        lib,
+        Acc,
+        ("pre", lambda s: {"n": s["n"] + 1}),
+        ("sub", child.compile()),
+        ("post", lambda s: {"items": ["post"]}),
+        end=True,
+    )
     return g.compile(checkpointer=checkpointer)
 
 
@@ -97,11 +99,7 @@ def _failing(lib, checkpointer):
             raise ValueError(f"boom at n={s['n']}")
         return {"n": s["n"] + 1}
 
-    g = lib.StateGraph(Acc)
-    g.add_node("ok", lambda s: {"n": s["n"] + 1, "items": ["ok"]})
-    g.add_node("boom", boom)
-    g.add_edge(lib.START, "ok")
-    g.add_edge("ok", "boom")
+    g = linear(lib, Acc, ("ok", lambda s: {"n": s["n"] + 1, "items": ["ok"]}), ("boom", boom))
     return g.compile(checkpointer=checkpointer)
 
 
@@ -133,26 +131,22 @@ def invalid_input_and_return(lib):
     return g.compile(), [{"n": 0}], None
 
 
-def _interruptible(lib, **compile_kw):
-    g = lib.StateGraph(Acc)
-    g.add_node("a", lambda s: {"n": s["n"] + 1, "items": ["a"]})
-    g.add_node("b", lambda s: {"n": s["n"] * 2, "items": ["b"]})
-    g.add_node("c", lambda s: {"items": ["c"]})
-    g.add_edge(lib.START, "a")
-    g.add_edge("a", "b")
-    g.add_edge("b", "c")
-    g.add_edge("c", lib.END)
-    return g.compile(checkpointer=lib.InMemorySaver(), **compile_kw)
-
-
 @scenario(durabilities=CP)
 def interrupt_before(lib):
-    return _interruptible(lib, interrupt_before=["b"]), [{"n": 1}, None, None], thread()
+    return (
+        abc_chain(lib, lib.InMemorySaver(), interrupt_before=["b"]),
+        [{"n": 1}, None, None],
+        thread(),
+    )
 
 
 @scenario(durabilities=CP)
 def interrupt_after(lib):
-    return _interruptible(lib, interrupt_after=["a", "c"]), [{"n": 1}, None, None], thread()
+    return (
+        abc_chain(lib, lib.InMemorySaver(), interrupt_after=["a", "c"]),
+        [{"n": 1}, None, None],
+        thread(),
+    )
 
 
 @scenario(durabilities=CP)
@@ -161,12 +155,7 @@ def interrupt_function_resume(lib):
         answer = lib.interrupt({"question": "value?", "n": s["n"]})
         return {"items": [("answer", answer)]}
 
-    g = lib.StateGraph(Acc)
-    g.add_node("pre", lambda s: {"n": s["n"] + 1})
-    g.add_node("ask", ask)
-    g.add_edge(lib.START, "pre")
-    g.add_edge("pre", "ask")
-    g.add_edge("ask", lib.END)
+    g = linear(lib, Acc, ("pre", lambda s: {"n": s["n"] + 1}), ("ask", ask), end=True)
     inputs = [{"n": 1}, lib.Command(resume="yes")]
     return g.compile(checkpointer=lib.InMemorySaver()), inputs, thread()
 
@@ -179,11 +168,7 @@ def custom_stream_writer(lib):
         writer("plain text")
         return {"n": s["n"] + 1}
 
-    g = lib.StateGraph(N)
-    g.add_node("talk", talk)
-    g.add_node("talk2", talk)
-    g.add_edge(lib.START, "talk")
-    g.add_edge("talk", "talk2")
+    g = linear(lib, N, ("talk", talk), ("talk2", talk))
     return g.compile(), [{"n": 1}], None
 
 
@@ -242,11 +227,7 @@ def config_seen_by_nodes(lib):
     child = lib.StateGraph(Acc)
     child.add_node("inner", look)
     child.add_edge(lib.START, "inner")
-    g = lib.StateGraph(Acc)
-    g.add_node("look", look)
-    g.add_node("sub", child.compile())
-    g.add_edge(lib.START, "look")
-    g.add_edge("look", "sub")
+    g = linear(lib, Acc, ("look", look), ("sub", child.compile()))
     return g.compile(checkpointer=lib.InMemorySaver()), [{"n": 0}], thread(), {}
 
 

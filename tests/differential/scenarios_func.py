@@ -11,6 +11,7 @@ import asyncio
 import operator
 from typing import Annotated, Any, TypedDict
 
+from ._build import linear
 from .harness import scenario
 from .scenarios_core import CP, thread
 
@@ -228,11 +229,7 @@ def func_task_in_state_graph_node(lib):
     def review(s: _State) -> dict:
         return {"items": [lib.interrupt("ok?")]}
 
-    g = lib.StateGraph(_State)
-    g.add_node("make", make)
-    g.add_node("review", review)
-    g.add_edge(lib.START, "make")
-    g.add_edge("make", "review")
+    g = linear(lib, _State, ("make", make), ("review", review))
     graph = g.compile(checkpointer=lib.InMemorySaver())
     return graph, [{"n": 2}, lib.Command(resume="fine")], thread()
 

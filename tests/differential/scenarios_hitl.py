@@ -9,8 +9,9 @@ import operator
 from collections.abc import Callable
 from typing import Annotated, Any, TypedDict
 
+from ._build import linear
 from .harness import Call, scenario
-from .scenarios_core import CP, Acc, thread
+from .scenarios_core import CP, Acc, abc_chain, thread
 
 
 def make_saver(lib) -> Any:
@@ -54,26 +55,26 @@ def _ask(lib, tag: str, count: int = 1) -> Callable:
 
 
 def _child(lib, *, tag: str = "child", ask_count: int = 1, **compile_kw):
-    g = lib.StateGraph(Acc)
-    g.add_node("c1", lambda s: {"items": ["c1"]})
-    g.add_node("c_ask", _ask(lib, tag, ask_count))
-    g.add_node("c2", lambda s: {"items": ["c2"], "n": s["n"] * 3})
-    g.add_edge(lib.START, "c1")
-    g.add_edge("c1", "c_ask")
-    g.add_edge("c_ask", "c2")
-    g.add_edge("c2", lib.END)
+    g = linear(
+        lib,
+        Acc,
+        ("c1", lambda s: {"items": ["c1"]}),
+        ("c_ask", _ask(lib, tag, ask_count)),
+        ("c2", lambda s: {"items": ["c2"], "n": s["n"] * 3}),
+        end=True,
+    )
     return g.compile(**compile_kw)
 
 
 def _parent(lib, saver, child, **compile_kw):
-    g = lib.StateGraph(Acc)
-    g.add_node("pre", lambda s: {"n": s["n"] + 1})
-    g.add_node("child", child)
-    g.add_node("post", lambda s: {"items": ["post"]})
-    g.add_edge(lib.START, "pre")
-    g.add_edge("pre", "child")
-    g.add_edge("child", "post")
-    g.add_edge("post", lib.END)
+    g = linear(
+        lib,
+        Acc,
+        ("pre", lambda s: {"n": s["n"] + 1}),
+        ("child", child),
+        ("post", lambda s: {"items": ["post"]}),
+        end=True,
+    )
     return g.compile(checkpointer=saver, **compile_kw)
 
 
@@ -87,18 +88,10 @@ def nested_interrupt_2_deep(lib, saver):
 @hitl_scenario(subgraphs=True, durabilities=CP)
 def nested_interrupt_3_deep(lib, saver):
     """grandchild asks twice (answered one call at a time), then the child asks once."""
-    gc = lib.StateGraph(Acc)
-    gc.add_node("g1", lambda s: {"items": ["g1"]})
-    gc.add_node("g_ask", _ask(lib, "grand", 2))
-    gc.add_edge(lib.START, "g1")
-    gc.add_edge("g1", "g_ask")
-    gc.add_edge("g_ask", lib.END)
-    child = lib.StateGraph(Acc)
-    child.add_node("grand", gc.compile())
-    child.add_node("c_ask", _ask(lib, "child"))
-    child.add_edge(lib.START, "grand")
-    child.add_edge("grand", "c_ask")
-    child.add_edge("c_ask", lib.END)
+    gc = linear(
+        lib, Acc, ("g1", lambda s: {"items": ["g1"]}), ("g_ask", _ask(lib, "grand", 2)), end=True
+    )
+    child = linear(lib, Acc, ("grand", gc.compile()), ("c_ask", _ask(lib, "child")), end=True)
     graph = _parent(lib, saver, child.compile())
     inputs = [
         {"n": 1},
@@ -119,12 +112,7 @@ def nested_interrupt_in_called_subgraph(lib, saver):
         second = child.invoke({"n": first["n"]})
         return {"n": second["n"], "items": first["items"] + second["items"]}
 
-    g = lib.StateGraph(Acc)
-    g.add_node("pre", lambda s: {"n": s["n"] + 1})
-    g.add_node("call", call)
-    g.add_edge(lib.START, "pre")
-    g.add_edge("pre", "call")
-    g.add_edge("call", lib.END)
+    g = linear(lib, Acc, ("pre", lambda s: {"n": s["n"] + 1}), ("call", call), end=True)
     inputs = [{"n": 1}, lib.Command(resume="A"), lib.Command(resume="B")]
     return g.compile(checkpointer=saver), inputs, thread()
 
@@ -133,12 +121,9 @@ def nested_interrupt_in_called_subgraph(lib, saver):
 def nested_static_breakpoints(lib, saver):
     """interrupt_before inside the subgraph (compile time), interrupt_after on the parent's
     subgraph node."""
-    child = lib.StateGraph(Acc)
-    child.add_node("c1", lambda s: {"items": ["c1"]})
-    child.add_node("c2", lambda s: {"items": ["c2"]})
-    child.add_edge(lib.START, "c1")
-    child.add_edge("c1", "c2")
-    child.add_edge("c2", lib.END)
+    child = linear(
+        lib, Acc, ("c1", lambda s: {"items": ["c1"]}), ("c2", lambda s: {"items": ["c2"]}), end=True
+    )
     graph = _parent(lib, saver, child.compile(interrupt_before=["c2"]), interrupt_after=["child"])
     return graph, [{"n": 1}, None, None], thread()
 
@@ -146,12 +131,7 @@ def nested_static_breakpoints(lib, saver):
 # --- several interrupts ---------------------------------------------------------------
 @hitl_scenario(durabilities=CP)
 def multiple_interrupts_one_node(lib, saver):
-    g = lib.StateGraph(Acc)
-    g.add_node("pre", lambda s: {"n": s["n"] + 1})
-    g.add_node("ask", _ask(lib, "q", 3))
-    g.add_edge(lib.START, "pre")
-    g.add_edge("pre", "ask")
-    g.add_edge("ask", lib.END)
+    g = linear(lib, Acc, ("pre", lambda s: {"n": s["n"] + 1}), ("ask", _ask(lib, "q", 3)), end=True)
     inputs = [
         {"n": 1},
         lib.Command(resume="a"),
@@ -224,18 +204,6 @@ def parallel_subgraph_interrupts(lib, saver):
 
 
 # --- static breakpoints per call ------------------------------------------------------
-def _abc(lib, saver, **compile_kw):
-    g = lib.StateGraph(Acc)
-    g.add_node("a", lambda s: {"n": s["n"] + 1, "items": ["a"]})
-    g.add_node("b", lambda s: {"n": s["n"] * 2, "items": ["b"]})
-    g.add_node("c", lambda s: {"items": ["c"]})
-    g.add_edge(lib.START, "a")
-    g.add_edge("a", "b")
-    g.add_edge("b", "c")
-    g.add_edge("c", lib.END)
-    return g.compile(checkpointer=saver, **compile_kw)
-
-
 @hitl_scenario(durabilities=CP)
 def breakpoints_per_call(lib, saver):
     inputs = [
@@ -246,7 +214,7 @@ def breakpoints_per_call(lib, saver):
         Call({"n": 5}, kwargs={"interrupt_after": "*"}),
         Call(None, kwargs={"interrupt_before": ["c"], "interrupt_after": ["a", "b"]}),
     ]
-    return _abc(lib, saver), inputs, thread()
+    return abc_chain(lib, saver), inputs, thread()
 
 
 @hitl_scenario(durabilities=CP)
@@ -257,7 +225,7 @@ def breakpoints_call_overrides_compile(lib, saver):
         Call(None, kwargs={"interrupt_before": ["c"]}),
         lib.Command(resume="passes the breakpoint"),
     ]
-    return _abc(lib, saver, interrupt_before=["b"]), inputs, thread()
+    return abc_chain(lib, saver, interrupt_before=["b"]), inputs, thread()
 
 
 # --- Command.PARENT -------------------------------------------------------------------
@@ -267,11 +235,12 @@ def _to_parent(lib, goto: str, item: str):
 
 @hitl_scenario(subgraphs=True, durabilities=CP)
 def command_parent(lib, saver):
-    child = lib.StateGraph(Acc)
-    child.add_node("c1", lambda s: {"items": ["c1"]})
-    child.add_node("jump", _to_parent(lib, "other", "from child"))
-    child.add_edge(lib.START, "c1")
-    child.add_edge("c1", "jump")
+    child = linear(
+        lib,
+        Acc,
+        ("c1", lambda s: {"items": ["c1"]}),
+        ("jump", _to_parent(lib, "other", "from child")),
+    )
     g = lib.StateGraph(Acc)
     g.add_node("child", child.compile())
     g.add_node("other", lambda s: {"items": ["other"]})
@@ -310,12 +279,9 @@ def resume_odd_cases(lib, saver):
     """What LangGraph does without raising: a resume on a thread with no checkpoint starts
     the run, a resume with nothing pending finishes nothing new, an unknown id in a map is
     ignored; `invoke(None)` on a new thread raises EmptyInputError."""
-    g = lib.StateGraph(Acc)
-    g.add_node("pre", lambda s: {"n": s.get("n", 0) + 1})
-    g.add_node("ask", _ask(lib, "q"))
-    g.add_edge(lib.START, "pre")
-    g.add_edge("pre", "ask")
-    g.add_edge("ask", lib.END)
+    g = linear(
+        lib, Acc, ("pre", lambda s: {"n": s.get("n", 0) + 1}), ("ask", _ask(lib, "q")), end=True
+    )
     inputs = [
         Call(lib.Command(resume="early"), thread("fresh")),
         Call(None, thread("empty")),
@@ -526,11 +492,12 @@ def checkpointer_true_subgraph_reentered(lib, saver):
         items: Annotated[list, operator.add]
         seen: list
 
-    sub = lib.StateGraph(Sub)
-    sub.add_node("s1", lambda s: {"items": ["s1"], "seen": list(s.get("items", []))})
-    sub.add_node("s_ask", _ask(lib, "sub"))
-    sub.add_edge(lib.START, "s1")
-    sub.add_edge("s1", "s_ask")
+    sub = linear(
+        lib,
+        Sub,
+        ("s1", lambda s: {"items": ["s1"], "seen": list(s.get("items", []))}),
+        ("s_ask", _ask(lib, "sub")),
+    )
     subgraph = sub.compile(checkpointer=True)
 
     def call_sub(s):
@@ -541,11 +508,7 @@ def checkpointer_true_subgraph_reentered(lib, saver):
             return lib.Command(goto="call_sub", update={"n": s["n"] + 1})
         return {"items": ["done"]}
 
-    g = lib.StateGraph(Acc)
-    g.add_node("call_sub", call_sub)
-    g.add_node("again", again)
-    g.add_edge(lib.START, "call_sub")
-    g.add_edge("call_sub", "again")
+    g = linear(lib, Acc, ("call_sub", call_sub), ("again", again))
     inputs = [{"n": 1}, *(lib.Command(resume=f"r{k}") for k in range(3)), {"n": 2}]
     return g.compile(checkpointer=saver), inputs, thread()
 
@@ -624,11 +587,7 @@ def command_parent_errors(lib, saver):
     child = lib.StateGraph(Acc)
     child.add_node("jump", _to_parent(lib, "missing", "y"))
     child.add_edge(lib.START, "jump")
-    g = lib.StateGraph(Acc)
-    g.add_node("child", child.compile())
-    g.add_node("post", lambda s: {"items": ["post"]})
-    g.add_edge(lib.START, "child")
-    g.add_edge("child", "post")
+    g = linear(lib, Acc, ("child", child.compile()), ("post", lambda s: {"items": ["post"]}))
     return g.compile(checkpointer=saver), [{"n": 1}], thread()
 
 
@@ -654,11 +613,7 @@ def interrupt_response_schema_and_node_interrupt(lib, saver):
             raise lib.errors.NodeInterrupt("legacy stop")
         return {"items": ["legacy passed"]}
 
-    g = lib.StateGraph(Acc)
-    g.add_node("ask", ask)
-    g.add_node("legacy", legacy)
-    g.add_edge(lib.START, "ask")
-    g.add_edge("ask", "legacy")
+    g = linear(lib, Acc, ("ask", ask), ("legacy", legacy))
     inputs = [{"n": 1}, lib.Command(resume="answer"), None, lib.Command(update={"n": 9}), None]
     return g.compile(checkpointer=saver), inputs, thread()
 

@@ -24,6 +24,7 @@ import operator
 import random
 from typing import Annotated, TypedDict
 
+from ._build import linear
 from .harness import Scenario
 from .scenarios_core import CP, thread
 
@@ -110,12 +111,13 @@ def order_send_fanout(lib):
 
 
 def _sub(lib, draw: bool = True):
-    sub = lib.StateGraph(Log)
-    sub.add_node("s1", _draw("s1") if draw else lambda s: {"log": ["s1"]})
-    sub.add_node("s2", _draw("s2") if draw else lambda s: {"log": ["s2"]})
-    sub.add_edge(lib.START, "s1")
-    sub.add_edge("s1", "s2")
-    sub.add_edge("s2", lib.END)
+    sub = linear(
+        lib,
+        Log,
+        ("s1", _draw("s1") if draw else lambda s: {"log": ["s1"]}),
+        ("s2", _draw("s2") if draw else lambda s: {"log": ["s2"]}),
+        end=True,
+    )
     return sub.compile()
 
 
@@ -162,11 +164,7 @@ def order_subgraph_async(lib):
 
         return node
 
-    sub = lib.StateGraph(Log)
-    sub.add_node("s1", adraw("s1"))
-    sub.add_node("s2", adraw("s2"))
-    sub.add_edge(lib.START, "s1")
-    sub.add_edge("s1", "s2")
+    sub = linear(lib, Log, ("s1", adraw("s1")), ("s2", adraw("s2")))
     g = lib.StateGraph(Log)
     g.add_node("sub", sub.compile())
     g.add_node("a", adraw("a"))

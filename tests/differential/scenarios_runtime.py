@@ -10,6 +10,7 @@ import asyncio
 import operator
 from typing import Annotated, TypedDict
 
+from ._build import linear
 from .harness import scenario
 from .scenarios_core import CP, Acc, thread
 
@@ -153,11 +154,7 @@ def _draining_chain(lib, reason, *, twice=False):
             runtime.control.request_drain(reason)
         return {"items": ["first"], "n": int(runtime.drain_requested)}
 
-    g = lib.StateGraph(Acc)
-    g.add_node("first", first)
-    g.add_node("second", lambda s: {"items": ["second"]})
-    g.add_edge(lib.START, "first")
-    g.add_edge("first", "second")
+    g = linear(lib, Acc, ("first", first), ("second", lambda s: {"items": ["second"]}))
     return g
 
 
@@ -197,17 +194,19 @@ def drain_from_subgraph_resumes_parent(lib):
             runtime.control.request_drain("sigterm")
         return {"items": ["child_first"]}
 
-    child = lib.StateGraph(Acc)
-    child.add_node("child_first", child_first)
-    child.add_node("child_second", lambda s: {"items": ["child_second"]})
-    child.add_edge(lib.START, "child_first")
-    child.add_edge("child_first", "child_second")
+    child = linear(
+        lib,
+        Acc,
+        ("child_first", child_first),
+        ("child_second", lambda s: {"items": ["child_second"]}),
+    )
 
-    g = lib.StateGraph(Acc)
-    g.add_node("child", child.compile(checkpointer=True))
-    g.add_node("parent_second", lambda s: {"items": ["parent_second"]})
-    g.add_edge(lib.START, "child")
-    g.add_edge("child", "parent_second")
+    g = linear(
+        lib,
+        Acc,
+        ("child", child.compile(checkpointer=True)),
+        ("parent_second", lambda s: {"items": ["parent_second"]}),
+    )
     return g.compile(checkpointer=lib.InMemorySaver()), [{"n": 0}, None], thread()
 
 

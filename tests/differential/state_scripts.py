@@ -15,6 +15,8 @@ import operator
 from dataclasses import dataclass, field
 from typing import Annotated, Any, TypedDict
 
+from ._build import linear
+
 SCRIPTS: dict[str, Any] = {}
 
 
@@ -51,8 +53,9 @@ def _node(name: str) -> Any:
     return fn
 
 
-def chain(lib: Any, names: str = "abc") -> Any:
-    g = lib.StateGraph(Val)
+def chain(lib: Any, names: str = "abc", schema: Any = Val) -> Any:
+    """START -> names[0] -> names[1] -> ..., each node adding its name to `value`."""
+    g = lib.StateGraph(schema)
     for n in names:
         g.add_node(n, _node(n))
     g.add_edge(lib.START, names[0])
@@ -201,22 +204,27 @@ def update_with_command_and_branches(lib, saver):
     yield history(app, c)
 
 
+def _forked(lib, saver, name: str, action: Any) -> Any:
+    """START -> a -> (`name` -> c, b): `action` runs beside b, c after it."""
+    g = lib.StateGraph(Val)
+    g.add_node("a", _node("a"))
+    g.add_node(name, action)
+    g.add_node("b", _node("b"))
+    g.add_node("c", _node("c"))
+    g.add_edge(lib.START, "a")
+    g.add_edge("a", name)
+    g.add_edge("a", "b")
+    g.add_edge(name, "c")
+    return g.compile(checkpointer=saver)
+
+
 @script
 def update_task_id_and_interrupt(lib, saver):
     def ask(s: dict) -> dict:
         answer = lib.interrupt("question?")
         return {"value": [f"ask:{answer}"]}
 
-    g = lib.StateGraph(Val)
-    g.add_node("a", _node("a"))
-    g.add_node("ask", ask)
-    g.add_node("b", _node("b"))
-    g.add_node("c", _node("c"))
-    g.add_edge(lib.START, "a")
-    g.add_edge("a", "ask")
-    g.add_edge("a", "b")
-    g.add_edge("ask", "c")
-    app = g.compile(checkpointer=saver)
+    app = _forked(lib, saver, "ask", ask)
     c = cfg()
     yield Call("invoke", app, ({"value": []}, c))
     state = yield Call("get_state", app, (c,))
@@ -240,19 +248,11 @@ def _nested(lib, saver, sub_checkpointer: Any = None):
     def ask(s: dict) -> dict:
         return {"value": [f"sub_ask:{lib.interrupt('sub question')}"]}
 
-    sub = lib.StateGraph(Val)
-    sub.add_node("s1", _node("s1"))
-    sub.add_node("s_ask", ask)
-    sub.add_edge(lib.START, "s1")
-    sub.add_edge("s1", "s_ask")
+    sub = linear(lib, Val, ("s1", _node("s1")), ("s_ask", ask))
     kw = {} if sub_checkpointer is None else {"checkpointer": sub_checkpointer}
-    parent = lib.StateGraph(Val)
-    parent.add_node("pre", _node("pre"))
-    parent.add_node("sub", sub.compile(**kw))
-    parent.add_node("post", _node("post"))
-    parent.add_edge(lib.START, "pre")
-    parent.add_edge("pre", "sub")
-    parent.add_edge("sub", "post")
+    parent = linear(
+        lib, Val, ("pre", _node("pre")), ("sub", sub.compile(**kw)), ("post", _node("post"))
+    )
     return parent.compile(checkpointer=saver)
 
 
@@ -305,13 +305,7 @@ def replay_and_fork_root(lib, saver):
         second = lib.interrupt("Question 2?")
         return {"value": [f"{first}+{second}"]}
 
-    g = lib.StateGraph(Val)
-    g.add_node("a", _node("a"))
-    g.add_node("ask", ask)
-    g.add_node("b", _node("b"))
-    g.add_edge(lib.START, "a")
-    g.add_edge("a", "ask")
-    g.add_edge("ask", "b")
+    g = linear(lib, Val, ("a", _node("a")), ("ask", ask), ("b", _node("b")))
     app = g.compile(checkpointer=saver)
     c = cfg()
     yield Call("invoke", app, ({"value": []}, c))
@@ -375,11 +369,7 @@ def replay_subgraph_called_in_loop(lib, saver):
     sub = lib.StateGraph(Sub)
     sub.add_node("sub_step", sub_step)
     sub.add_edge(lib.START, "sub_step")
-    g = lib.StateGraph(Parent)
-    g.add_node("inc", inc)
-    g.add_node("sub_node", sub.compile(checkpointer=True))
-    g.add_edge(lib.START, "inc")
-    g.add_edge("inc", "sub_node")
+    g = linear(lib, Parent, ("inc", inc), ("sub_node", sub.compile(checkpointer=True)))
     g.add_conditional_edges(
         "sub_node", lambda s: "inc" if s["counter"] < 2 else lib.END, ["inc", lib.END]
     )
@@ -405,16 +395,7 @@ def update_recovers_failed_task(lib, saver):
         attempts.append(1)
         raise ValueError("boom")
 
-    g = lib.StateGraph(Val)
-    g.add_node("a", _node("a"))
-    g.add_node("flaky", flaky)
-    g.add_node("b", _node("b"))
-    g.add_node("c", _node("c"))
-    g.add_edge(lib.START, "a")
-    g.add_edge("a", "flaky")
-    g.add_edge("a", "b")
-    g.add_edge("flaky", "c")
-    app = g.compile(checkpointer=saver)
+    app = _forked(lib, saver, "flaky", flaky)
     c = cfg()
     yield Call("invoke", app, ({"value": []}, c), {"durability": "sync"})
     # the snapshot shows the task's error and the parallel task's result
@@ -432,16 +413,8 @@ def replay_three_levels_and_parallel_subgraphs(lib, saver):
     def ask(s: dict) -> dict:
         return {"value": [f"inner_ask:{lib.interrupt('inner?')}"]}
 
-    inner = lib.StateGraph(Val)
-    inner.add_node("i1", _node("i1"))
-    inner.add_node("i_ask", ask)
-    inner.add_edge(lib.START, "i1")
-    inner.add_edge("i1", "i_ask")
-    mid = lib.StateGraph(Val)
-    mid.add_node("m1", _node("m1"))
-    mid.add_node("inner", inner.compile(checkpointer=True))
-    mid.add_edge(lib.START, "m1")
-    mid.add_edge("m1", "inner")
+    inner = linear(lib, Val, ("i1", _node("i1")), ("i_ask", ask))
+    mid = linear(lib, Val, ("m1", _node("m1")), ("inner", inner.compile(checkpointer=True)))
     side = lib.StateGraph(Val)
     side.add_node("side_step", _node("side_step"))
     side.add_edge(lib.START, "side_step")
@@ -488,13 +461,7 @@ def delta_chain(lib: Any, freq: int, names: str = "abc", *, binop: bool = False)
         delta = lib.module("channels.delta").DeltaChannel
         channel = delta(_delta_reducer, snapshot_frequency=freq)
     state = TypedDict("DeltaVal", {"value": Annotated[list, channel]})  # type: ignore[misc]
-    g = lib.StateGraph(state)
-    for n in names:
-        g.add_node(n, _node(n))
-    g.add_edge(lib.START, names[0])
-    for x, y in itertools.pairwise(names):
-        g.add_edge(x, y)
-    return g
+    return chain(lib, names, state)
 
 
 def delta_listing(app: Any, config: dict, saver: Any) -> Any:

@@ -5,21 +5,8 @@ import sys
 
 import pytest
 
-from .harness import LONG, compare_async, compare_sync
+from .harness import comparison_tests
 from .scenarios_order import ORDER
-
-
-def _params(aio: bool) -> list:
-    out = []
-    for name, scn in ORDER.items():
-        if aio not in scn.aio:
-            continue
-        for dur in scn.durabilities:
-            for api in scn.all_apis():
-                if dur is not None and not LONG and api not in ("invoke", "multi"):
-                    continue
-                out.append(pytest.param(scn, api, dur, id=f"{name}-{api}-{dur or 'default'}"))
-    return out
 
 
 @pytest.fixture(autouse=True)
@@ -32,14 +19,7 @@ def _long_switch_interval():
         sys.setswitchinterval(before)
 
 
-@pytest.mark.parametrize(("scn", "api", "durability"), _params(aio=False))
-def test_sync(scn, api, durability):
-    compare_sync(scn, api, durability)
-
-
-@pytest.mark.parametrize(("scn", "api", "durability"), _params(aio=True))
-async def test_async(scn, api, durability):
-    await compare_async(scn, api, durability)
+test_sync, test_async = comparison_tests(ORDER)
 
 
 def test_every_scenario_draws():

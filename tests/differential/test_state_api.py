@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -107,10 +108,11 @@ def _step(gen: Any, value: Any) -> Call | None:
         return None
 
 
-def run_sync(name: str, lib: Any, kind: str) -> list:
+def run_sync(name: str | Callable, lib: Any, kind: str) -> list:
+    """The trace of a script (by name, or the script itself) on `lib` with a `kind` saver."""
     trace: list = []
     with sync_saver(lib, kind) as saver:
-        gen = SCRIPTS[name](lib, saver)
+        gen = (SCRIPTS[name] if isinstance(name, str) else name)(lib, saver)
         value: Any = None
         while (call := _step(gen, value)) is not None:
             try:

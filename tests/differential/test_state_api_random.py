@@ -15,7 +15,7 @@ from .harness import target_lib
 from .libs import get_lib
 from .random_graphs import build_random, specs
 from .state_scripts import Call
-from .test_state_api import _compare, _step, _sync_call, sync_saver
+from .test_state_api import _compare, run_sync
 
 SYNC = {"durability": "sync"}
 
@@ -56,20 +56,6 @@ def _script(spec, picks):
     return script
 
 
-def _run(script, lib, kind: str) -> list:
-    trace: list = []
-    with sync_saver(lib, kind) as saver:
-        gen = script(lib, saver)
-        value = None
-        while (call := _step(gen, value)) is not None:
-            try:
-                value = _sync_call(call)
-            except Exception as exc:  # noqa: BLE001 - errors are part of the trace
-                value = exc
-            trace.append((call.method, value))
-    return trace
-
-
 picks = st.lists(
     st.tuples(st.integers(0, 40), st.integers(0, 7), st.booleans()), min_size=1, max_size=3
 )
@@ -81,5 +67,5 @@ def test_random_graph_state_api(kind, spec, picks):
     target = target_lib()
     spec = replace(spec, checkpointer=True)
     script = _script(spec, picks)
-    traces = [_run(script, lib, kind) for lib in (get_lib("langgraph"), target)]
+    traces = [run_sync(script, lib, kind) for lib in (get_lib("langgraph"), target)]
     _compare("random", traces, f"sync, {kind}")

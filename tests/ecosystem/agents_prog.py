@@ -36,6 +36,13 @@ class ScriptedChat(BaseChatModel):
         return self
 
 
+def scripted_agent(name: str, tools: list, *script: AIMessage) -> Any:
+    """A prebuilt ReAct agent called `name` whose model answers with `script`."""
+    from langgraph.prebuilt import create_react_agent
+
+    return create_react_agent(ScriptedChat(script=list(script)), tools, name=name)
+
+
 @tool
 def add(a: int, b: int) -> int:
     """Adds two numbers."""
@@ -123,18 +130,13 @@ def create_agent_mw() -> dict:
 
 def supervisor() -> dict:
     from langgraph.checkpoint.memory import InMemorySaver
-    from langgraph.prebuilt import create_react_agent
     from langgraph_supervisor import create_supervisor
 
-    worker = create_react_agent(
-        ScriptedChat(
-            script=[
-                AIMessage("", id="w1", tool_calls=[_call("add", {"a": 4, "b": 5}, "c1")]),
-                AIMessage("9", id="w2"),
-            ]
-        ),
+    worker = scripted_agent(
+        "math",
         [add],
-        name="math",
+        AIMessage("", id="w1", tool_calls=[_call("add", {"a": 4, "b": 5}, "c1")]),
+        AIMessage("9", id="w2"),
     )
     boss = ScriptedChat(
         script=[
@@ -150,28 +152,19 @@ def supervisor() -> dict:
 
 def swarm() -> dict:
     from langgraph.checkpoint.memory import InMemorySaver
-    from langgraph.prebuilt import create_react_agent
     from langgraph_swarm import create_handoff_tool, create_swarm
 
-    alice = create_react_agent(
-        ScriptedChat(
-            script=[
-                AIMessage("", id="x1", tool_calls=[_call("transfer_to_bob", {}, "c0")]),
-                AIMessage("done", id="x2"),
-            ]
-        ),
+    alice = scripted_agent(
+        "alice",
         [create_handoff_tool(agent_name="bob")],
-        name="alice",
+        AIMessage("", id="x1", tool_calls=[_call("transfer_to_bob", {}, "c0")]),
+        AIMessage("done", id="x2"),
     )
-    bob = create_react_agent(
-        ScriptedChat(
-            script=[
-                AIMessage("", id="b1", tool_calls=[_call("add", {"a": 1, "b": 2}, "c1")]),
-                AIMessage("bob: 3", id="b2"),
-            ]
-        ),
+    bob = scripted_agent(
+        "bob",
         [add],
-        name="bob",
+        AIMessage("", id="b1", tool_calls=[_call("add", {"a": 1, "b": 2}, "c1")]),
+        AIMessage("bob: 3", id="b2"),
     )
     app = create_swarm([alice, bob], default_active_agent="alice").compile(
         checkpointer=InMemorySaver()

@@ -20,6 +20,7 @@ from tests.install.wheel import (
     stale_files,
     wheel_version,
 )
+from tests.test_examples import assert_quickstart_output
 
 RUNTIME_DEPS = {"warpgraph", "ormsgpack", "typing-extensions"}
 INSTALLER = {"pip", "setuptools", "wheel"}
@@ -116,14 +117,7 @@ def test_the_package_comes_from_the_venv(env) -> None:
 def test_seed_example(env) -> None:
     db = env.cwd / "quickstart.sqlite"
     out = env.py(str(ROOT / "examples" / "quickstart.py"), str(db)).splitlines()
-    assert out[1:3] == ["update: {'a': {'n': 2}}", "update: {'b': {'n': 20}}"]
-    assert out[3:7] == [
-        "checkpoint step=-1 source=input next=('__start__',)",
-        "checkpoint step= 0 source=loop  next=('a',)",
-        "checkpoint step= 1 source=loop  next=('b',)",
-        "checkpoint step= 2 source=loop  next=()",
-    ]
-    assert out[7:9] == ["state: {'n': 20}", "second invoke on the same thread: {'n': 30}"]
+    assert_quickstart_output(out)
 
 
 def test_sqlite_round_trip_on_the_native_writer(env) -> None:

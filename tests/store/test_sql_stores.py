@@ -227,3 +227,56 @@ def test_async_postgres_vector_search_and_ttl(pg_fresh_dsn) -> None:
     assert [(r[1], r[3] is None) for r in found] == [(r[1], r[3] is None) for r in expected]
     assert all(a[3] is None or abs(a[3] - b[3]) < 1e-5 for a, b in zip(found, expected))
     assert swept == 3 and left == []
+
+
+@pytest.mark.parametrize("aio", [False, True], ids=["sync", "async"])
+def test_postgres_from_conn_string_with_a_pool(pg_fresh_dsn, aio) -> None:
+    """pool_config opens a pool of autocommit connections; its own kwargs win."""
+    from warpgraph.store.postgres import AsyncPostgresStore, PostgresStore
+
+    config = {"min_size": 1, "max_size": 2, "kwargs": {"application_name": "wg-pool"}}
+    if not aio:
+        with PostgresStore.from_conn_string(pg_fresh_dsn, pool_config=config) as store:
+            assert store._is_pool()
+            store.setup()
+            store.put(("p",), "k", {"v": 1})
+            with store._cursor() as cur:
+                cur.execute("SHOW application_name")
+                name = cur.fetchone()["application_name"]
+            got = store.get(("p",), "k").value
+    else:
+
+        async def run() -> tuple:
+            async with AsyncPostgresStore.from_conn_string(
+                pg_fresh_dsn, pool_config=config
+            ) as store:
+                assert store._is_pool()
+                await store.conn.open()
+                await store.setup()
+                await store.aput(("p",), "k", {"v": 1})
+                async with store._cursor() as cur:
+                    await cur.execute("SHOW application_name")
+                    name = (await cur.fetchone())["application_name"]
+                return name, (await store.aget(("p",), "k")).value
+
+        name, got = asyncio.run(run())
+    assert (name, got) == ("wg-pool", {"v": 1})
+
+
+def test_sql_sessions_roll_back_on_an_exception(tmp_path, pg_fresh_dsn) -> None:
+    """A session commits what it wrote when its block ends, rolls back on an exception."""
+    from warpgraph.store._sql.plan import EXEC
+    from warpgraph.store.postgres import PostgresStore
+
+    insert = "INSERT INTO store (prefix, key, value) VALUES ({p}, {p}, {p})"
+    with SqliteStore.from_conn_string(str(tmp_path / "s.db")) as lite:
+        lite.setup()
+        with PostgresStore.from_conn_string(pg_fresh_dsn) as pg:
+            pg.setup()
+            for store, p, value in ((lite, "?", "{}"), (pg, "%s", "{}")):
+                with pytest.raises(KeyError), store._session() as session:
+                    session.run(EXEC, insert.format(p=p), ("ns", "gone", value))
+                    raise KeyError("boom")
+                with store._session() as session:
+                    session.run(EXEC, insert.format(p=p), ("ns", "kept", value))
+                assert [i.key for i in store.search(("ns",))] == ["kept"]

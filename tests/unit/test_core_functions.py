@@ -497,16 +497,22 @@ class _Wide(TypedDict, total=False):
     acc: Annotated[list, operator.add]
 
 
+def _counting_chain(n: int, saver: Any) -> Any:
+    """n0 -> ... -> n{n-1}, each adding 1 to k0 (warpgraph)."""
+    _, SG, S, _, _, _, _ = _wg()
+    g = SG(_Wide)
+    for i in range(n):
+        g.add_node(f"n{i}", lambda s: {"k0": s.get("k0", 0) + 1})
+    g.add_edge(S, "n0")
+    for i in range(n - 1):
+        g.add_edge(f"n{i}", f"n{i + 1}")
+    return g.compile(checkpointer=saver)
+
+
 def _engine_graphs(saver):
     _, SG, S, _, WSend, _, winterrupt = _wg()
 
-    chain = SG(_Wide)
-    for i in range(20):
-        chain.add_node(f"n{i}", lambda s: {"k0": s.get("k0", 0) + 1})
-    chain.add_edge(S, "n0")
-    for i in range(19):
-        chain.add_edge(f"n{i}", f"n{i + 1}")
-    yield chain.compile(checkpointer=saver), {"k0": 0}, None
+    yield _counting_chain(20, saver), {"k0": 0}, None
 
     wide = SG(_Wide)
     for i in range(3):
@@ -607,7 +613,6 @@ def test_engine_envelope_mutated_checkpoint_is_encoded_afresh(mutate) -> None:
 def test_engine_envelope_inner_dict_edited_in_place_after_registration() -> None:
     # an inner versions_seen dict is shared by later checkpoints of the run: editing it in
     # place must make every checkpoint holding it fall back to encoding
-    _, SG, S, _, _, _, _ = _wg()
     kept: list[dict] = []
 
     def edit(cp: dict) -> None:
@@ -619,13 +624,7 @@ def test_engine_envelope_inner_dict_edited_in_place_after_registration() -> None
             inner[next(iter(inner))] = "00000000000000000000000000000009.5"
 
     saver = _checking_saver(edit)
-    g = SG(_Wide)
-    for i in range(5):
-        g.add_node(f"n{i}", lambda s: {"k0": s.get("k0", 0) + 1})
-    g.add_edge(S, "n0")
-    for i in range(4):
-        g.add_edge(f"n{i}", f"n{i + 1}")
-    graph = g.compile(checkpointer=saver)
+    graph = _counting_chain(5, saver)
     graph.invoke({"k0": 0}, {"configurable": {"thread_id": "m"}})
     assert saver.checked >= 6
     for cp in kept:

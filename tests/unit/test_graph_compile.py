@@ -371,29 +371,30 @@ def test_compiled_keeps_builder(libs: dict[str, L]) -> None:
 
 
 def _bad_builders(m: L) -> dict[str, Any]:
+    def x_entry() -> Any:
+        """A graph of one node x, entered from START (each builder below adds its flaw)."""
+        g = m.StateGraph(S)
+        g.add_node("x", n_inc)
+        g.add_edge(m.START, "x")
+        return g
+
     def no_entry():
         g = m.StateGraph(S)
         g.add_node("x", n_inc)
         return g.compile()
 
     def unknown_source():
-        g = m.StateGraph(S)
-        g.add_node("x", n_inc)
-        g.add_edge(m.START, "x")
+        g = x_entry()
         g.add_edge("ghost", "x")
         return g.compile()
 
     def unknown_target():
-        g = m.StateGraph(S)
-        g.add_node("x", n_inc)
-        g.add_edge(m.START, "x")
+        g = x_entry()
         g.add_edge("x", "ghost")
         return g.compile()
 
     def unknown_path_target():
-        g = m.StateGraph(S)
-        g.add_node("x", n_inc)
-        g.add_edge(m.START, "x")
+        g = x_entry()
         g.add_conditional_edges("x", route_any, {"a": "ghost"})
         return g.compile()
 
@@ -404,22 +405,13 @@ def _bad_builders(m: L) -> dict[str, Any]:
         return g.compile()
 
     def interrupt_unknown():
-        g = m.StateGraph(S)
-        g.add_node("x", n_inc)
-        g.add_edge(m.START, "x")
-        return g.compile(interrupt_before=["ghost"])
+        return x_entry().compile(interrupt_before=["ghost"])
 
     def interrupt_after_unknown():
-        g = m.StateGraph(S)
-        g.add_node("x", n_inc)
-        g.add_edge(m.START, "x")
-        return g.compile(interrupt_after=["nope"])
+        return x_entry().compile(interrupt_after=["nope"])
 
     def interrupt_star_then_unknown():
-        g = m.StateGraph(S)
-        g.add_node("x", n_inc)
-        g.add_edge(m.START, "x")
-        return g.compile(interrupt_after="*", interrupt_before=["nope"])
+        return x_entry().compile(interrupt_after="*", interrupt_before=["nope"])
 
     def branch_without_entry():
         g = m.StateGraph(S)
@@ -428,9 +420,7 @@ def _bad_builders(m: L) -> dict[str, Any]:
         return g.compile()
 
     def unknown_branch_source():
-        g = m.StateGraph(S)
-        g.add_node("x", n_inc)
-        g.add_edge(m.START, "x")
+        g = x_entry()
         g.add_conditional_edges("ghost", route_any)
         return g.compile()
 
@@ -508,7 +498,7 @@ def _bad_builders(m: L) -> dict[str, Any]:
     return dict(locals())
 
 
-BAD = sorted(k for k in _bad_builders(L.__new__(L)) if k != "m")
+BAD = sorted(k for k in _bad_builders(L.__new__(L)) if k not in ("m", "x_entry"))
 
 
 @pytest.mark.parametrize("case", BAD)

@@ -12,22 +12,12 @@ from __future__ import annotations
 import asyncio
 import gc
 import importlib
-import re
 from typing import Any
 
 import pytest
 
-_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
-
-
-def _norm(value: Any) -> Any:
-    if isinstance(value, str):
-        return _ID.sub("<id>", value)
-    if isinstance(value, dict):
-        return {k: _norm(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return type(value)(_norm(v) for v in value)
-    return value
+from tests._task_view import mask_ids as _norm
+from tests._task_view import task_view
 
 
 def _mods(lib: str) -> tuple[Any, Any, Any, Any]:
@@ -40,21 +30,8 @@ def _mods(lib: str) -> tuple[Any, Any, Any, Any]:
 
 
 def _look(config_mod: Any, runtime_mod: Any, seen: list, where: str) -> None:
-    cfg = config_mod.get_config()
-    info = runtime_mod.get_runtime().execution_info
-    md = cfg["metadata"]
-    seen.append(
-        (
-            where,
-            {k: v for k, v in md.items() if k.startswith("langgraph_")},
-            cfg["configurable"]["checkpoint_ns"],
-            cfg["configurable"]["__pregel_task_id"],
-            info.task_id,
-            info.checkpoint_ns,
-            info.node_attempt,
-            sorted(k for k in cfg["configurable"] if not k.startswith("__pregel_")),
-        )
-    )
+    config, runtime = config_mod.get_config(), runtime_mod.get_runtime()
+    seen.append(task_view(where, config, runtime, lambda k: not k.startswith("__pregel_")))
 
 
 def _run(lib: str, is_async: bool, saver: bool) -> tuple:

@@ -7,7 +7,6 @@ must match the reference running the same graph.
 
 from __future__ import annotations
 
-import re
 import sys
 from pathlib import Path
 from typing import TypedDict
@@ -17,17 +16,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from differential.libs import get_lib
 
-_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
-
-
-def _norm(value: object) -> object:
-    if isinstance(value, str):
-        return _ID.sub("<id>", value)
-    if isinstance(value, dict):
-        return {k: _norm(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return type(value)(_norm(v) for v in value)
-    return value
+from tests._task_view import mask_ids as _norm
+from tests._task_view import task_view
 
 
 class S(TypedDict):
@@ -39,21 +29,8 @@ def _observed(lib_name: str, saver: bool) -> tuple:
     seen: list = []
 
     def look(where: str) -> None:
-        cfg = lib.get_config()
-        rt = lib.get_runtime()
-        md = cfg["metadata"]
-        seen.append(
-            (
-                where,
-                {k: v for k, v in md.items() if k.startswith("langgraph_")},
-                cfg["configurable"]["checkpoint_ns"],
-                cfg["configurable"]["__pregel_task_id"],
-                rt.execution_info.task_id,
-                rt.execution_info.checkpoint_ns,
-                rt.execution_info.node_attempt,
-                sorted(k for k in cfg["configurable"] if k != "__pregel_call"),
-            )
-        )
+        config, runtime = lib.get_config(), lib.get_runtime()
+        seen.append(task_view(where, config, runtime, lambda k: k != "__pregel_call"))
 
     def node(s: S) -> dict:
         look("node")
@@ -96,7 +73,7 @@ def _failure(lib_name: str) -> tuple:
     g.add_edge(lib.START, "boom")
     with pytest.raises(KeyError) as info:
         g.compile().invoke({"a": 0})
-    notes = [_ID.sub("<id>", n) for n in getattr(info.value, "__notes__", [])]
+    notes = [_norm(n) for n in getattr(info.value, "__notes__", [])]
     return info.value.args, notes
 
 

@@ -42,32 +42,19 @@ def test_prepared_tasks_match_the_snapshot() -> None:
     channels, _ = channels_from_checkpoint(app.channels, saved.checkpoint)
     assert channels["n"].get() == 1
     step = saved.metadata["step"] + 1
-    tasks = prepare_next_tasks(
-        saved.checkpoint,
-        saved.pending_writes,
-        app.nodes,
-        channels,
-        {},
-        c,
-        step,
-        10,
-        for_execution=False,
-    )
+
+    def prepared(for_execution: bool) -> dict:
+        return prepare_next_tasks(
+            saved.checkpoint, saved.pending_writes, app.nodes, channels, {}, c, step, 10,
+            for_execution=for_execution,
+        )  # fmt: skip
+
+    tasks = prepared(for_execution=False)
     snap = app.get_state(c)
     assert [(t.id, t.name, t.path) for t in tasks.values()] == [
         (t.id, t.name, t.path) for t in snap.tasks
     ]
-    runnable = prepare_next_tasks(
-        saved.checkpoint,
-        saved.pending_writes,
-        app.nodes,
-        channels,
-        {},
-        c,
-        step,
-        10,
-        for_execution=True,
-    )
+    runnable = prepared(for_execution=True)
     a = next(t for t in runnable.values() if t.name == "a")
     assert a.input == {"n": 1, "items": []}
     a.proc.invoke(a.input, a.config)

@@ -106,6 +106,72 @@ def test_tee_and_atee_fan_out() -> None:
         asyncio.run(fan())
 
 
+# each pull script: what the pump does on its i-th call (its actions, then what it reports)
+PULLS = {
+    "no pump: ends at an empty buffer": (None, [], None),
+    "pushes then reports progress": ([("push 1, push 2", True), ("close", True)], [1, 2], None),
+    "no progress, nothing left: ends": ([("", False)], [], None),
+    "no progress but pushed: goes on": ([("push 5", False), ("", False)], [5], None),
+    "no progress but closed: ends": ([("close", False)], [], None),
+    "progress reported without items": ([("", True), ("push 3", True), ("", False)], [3], None),
+    "fails while pulling": ([("push 4, fail", True)], [4], KeyError),
+}
+
+
+def _pull_channel(is_async: bool, script: list | None) -> tuple[StreamChannel, list]:
+    ch: StreamChannel[int] = StreamChannel()
+    ch._bind(is_async=is_async)
+    calls: list[int] = []
+
+    def pump() -> bool:
+        actions, report = script[len(calls)]  # type: ignore[index]
+        calls.append(1)
+        for action in filter(None, actions.split(", ")):
+            if action.startswith("push "):
+                ch.push(int(action[5:]))
+            elif action == "close":
+                ch.close()
+            else:
+                ch.fail(KeyError("pump"))
+        return report
+
+    async def apump() -> bool:
+        return pump()
+
+    if script is not None:
+        if is_async:
+            ch._arequest_more = apump
+        else:
+            ch._request_more = pump
+    return ch, calls
+
+
+@pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
+@pytest.mark.parametrize("case", list(PULLS))
+def test_channel_pulls_from_the_run_when_its_buffer_is_empty(case: str, is_async: bool) -> None:
+    script, expected, error = PULLS[case]
+    ch, calls = _pull_channel(is_async, script)
+    got: list[int] = []
+
+    async def adrain() -> None:
+        async for item in ch:
+            got.append(item)
+
+    def drain() -> None:
+        if is_async:
+            asyncio.run(adrain())
+        else:
+            got.extend(ch)
+
+    if error is None:
+        drain()
+    else:
+        with pytest.raises(error):
+            drain()
+    assert got == expected
+    assert len(calls) == (0 if script is None else len(script))
+
+
 # ---------------------------------------------------------------- StreamMux
 def test_mux_numbers_forwarded_pushes_before_their_event_and_suppresses() -> None:
     pusher = _Pusher()

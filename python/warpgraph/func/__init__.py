@@ -11,16 +11,15 @@ from __future__ import annotations
 
 import functools
 import inspect
-import warnings
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar, get_args, get_origin
 
 from warpgraph._internal._constants import CACHE_NS_WRITES, CONF, CONFIG_KEY_CALL, PREVIOUS
+from warpgraph._internal._deprecation import renamed_kwarg
 from warpgraph._internal._flags import FAST_PATHS
 from warpgraph._internal._runnable import is_async_callable
 from warpgraph._internal._timeout import coerce_timeout_policy, sync_timeout_unsupported
-from warpgraph._internal._typing import MISSING
 from warpgraph.channels.ephemeral_value import EphemeralValue
 from warpgraph.channels.last_value import LastValue
 from warpgraph.config import get_config
@@ -40,7 +39,8 @@ from warpgraph.pregel._calls import CallHook
 from warpgraph.pregel._read import PregelNode
 from warpgraph.pregel._write import ChannelWrite, ChannelWriteEntry
 from warpgraph.types import _DC_KWARGS, RetryPolicy
-from warpgraph.warnings import LangGraphDeprecatedSinceV05, LangGraphDeprecatedSinceV10
+from warpgraph.warnings import LangGraphDeprecatedSinceV05 as V05
+from warpgraph.warnings import LangGraphDeprecatedSinceV10 as V10
 
 __all__ = ("entrypoint", "task")
 
@@ -151,14 +151,7 @@ def task(
     step and the call returns a future; with a checkpointer its result is saved, so a
     resumed run does not run it again. `retry_policy`, `cache_policy` and `timeout` (async
     functions only) apply to each call."""
-    if (retry := kwargs.get("retry", MISSING)) is not MISSING:
-        warnings.warn(
-            "`retry` is deprecated and will be removed. Please use `retry_policy` instead.",
-            category=LangGraphDeprecatedSinceV05,
-            stacklevel=2,
-        )
-        if retry_policy is None:
-            retry_policy = retry
+    retry_policy = renamed_kwarg(kwargs, "retry", "retry_policy", V05, retry_policy)
     timeout_policy = coerce_timeout_policy(timeout)
     policies = _policies(retry_policy)
 
@@ -206,23 +199,10 @@ class entrypoint(Generic[R]):
         timeout: Any = None,
         **kwargs: Any,
     ) -> None:
-        if (config_schema := kwargs.get("config_schema", MISSING)) is not MISSING:
-            warnings.warn(
-                "`config_schema` is deprecated and will be removed. "
-                "Please use `context_schema` instead.",
-                category=LangGraphDeprecatedSinceV10,
-                stacklevel=2,
-            )
-            if context_schema is None:
-                context_schema = config_schema
-        if (retry := kwargs.get("retry", MISSING)) is not MISSING:
-            warnings.warn(
-                "`retry` is deprecated and will be removed. Please use `retry_policy` instead.",
-                category=LangGraphDeprecatedSinceV05,
-                stacklevel=2,
-            )
-            if retry_policy is None:
-                retry_policy = retry
+        context_schema = renamed_kwarg(
+            kwargs, "config_schema", "context_schema", V10, context_schema
+        )
+        retry_policy = renamed_kwarg(kwargs, "retry", "retry_policy", V05, retry_policy)
         self.checkpointer = checkpointer
         self.store = store
         self.cache = cache

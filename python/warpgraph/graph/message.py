@@ -28,7 +28,6 @@ REMOVE_ALL_MESSAGES = "__remove_all__"
 Messages = Any
 
 
-
 def _with_both(func: Callable[..., Messages]) -> Callable[..., Any]:
     def add_messages(left: Messages = None, right: Messages = None, **kwargs: Any) -> Any:
         if left is not None and right is not None:

@@ -11,8 +11,8 @@ from itertools import pairwise
 from typing import TYPE_CHECKING, Any, Generic
 
 from warpgraph._internal._constants import NS_END, NS_SEP
+from warpgraph._internal._deprecation import renamed_kwarg
 from warpgraph._internal._generics import ContextT, InputT, OutputT, StateT
-from warpgraph._internal._typing import MISSING
 from warpgraph.channels.base import BaseChannel
 from warpgraph.channels.last_value import LastValue
 from warpgraph.constants import END, START
@@ -78,17 +78,6 @@ def _get_channel(name: str, annotation: Any, *, allow_managed: bool = True) -> A
     return get_channel(name, annotation, allow_managed=allow_managed)
 
 
-def _deprecated_kwarg(kwargs: dict[str, Any], old: str, new: str, category: type) -> Any:
-    value = kwargs.pop(old, MISSING)
-    if value is not MISSING:
-        warnings.warn(
-            f"`{old}` is deprecated and will be removed. Please use `{new}` instead.",
-            category=category,
-            stacklevel=3,
-        )
-    return value
-
-
 def _reject_unknown(kwargs: dict[str, Any], where: str) -> None:
     if kwargs:
         names = ", ".join(sorted(kwargs))
@@ -119,15 +108,11 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
         output_schema: Any | None = None,
         **kwargs: Any,
     ) -> None:
-        config_schema = _deprecated_kwarg(kwargs, "config_schema", "context_schema", V10)
-        if config_schema is not MISSING and context_schema is None:
-            context_schema = config_schema
-        input_ = _deprecated_kwarg(kwargs, "input", "input_schema", V05)
-        if input_ is not MISSING and input_schema is None:
-            input_schema = input_
-        output = _deprecated_kwarg(kwargs, "output", "output_schema", V05)
-        if output is not MISSING and output_schema is None:
-            output_schema = output
+        context_schema = renamed_kwarg(
+            kwargs, "config_schema", "context_schema", V10, context_schema
+        )
+        input_schema = renamed_kwarg(kwargs, "input", "input_schema", V05, input_schema)
+        output_schema = renamed_kwarg(kwargs, "output", "output_schema", V05, output_schema)
         _reject_unknown(kwargs, "StateGraph")
 
         self.nodes: dict[str, StateNodeSpec] = {}
@@ -272,12 +257,8 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
         """Add a node; `node` is its name (then `action` is the callable) or the callable.
         `error_handler`: a node run (with the same input and a `NodeError` parameter) when
         this node fails after its retries; its own failures fail the run."""
-        retry = _deprecated_kwarg(kwargs, "retry", "retry_policy", V05)
-        if retry is not MISSING and retry_policy is None:
-            retry_policy = retry
-        input_ = _deprecated_kwarg(kwargs, "input", "input_schema", V05)
-        if input_ is not MISSING and input_schema is None:
-            input_schema = input_
+        retry_policy = renamed_kwarg(kwargs, "retry", "retry_policy", V05, retry_policy)
+        input_schema = renamed_kwarg(kwargs, "input", "input_schema", V05, input_schema)
         _reject_unknown(kwargs, "add_node")
         if not isinstance(node, str):
             action = node

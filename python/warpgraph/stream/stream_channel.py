@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
+_PULL: Any = object()  # `_queued`'s signal: the buffer is empty, ask the run for more
 _UNBOUND = "StreamChannel has not been bound yet. Register the transformer with a StreamMux first."
 
 
@@ -101,33 +102,40 @@ class StreamChannel(Generic[T]):
         self._subscribe(True)
         return self._adrain()
 
-    def _drain(self) -> Iterator[T]:
+    def _queued(self) -> Iterator[Any]:
+        """What both cursors read: the buffered items as they come, `_PULL` whenever the
+        buffer is empty while the channel is open (the cursor asks the run for more, then
+        resumes this); ends once the channel is closed and drained, raising the error it
+        failed with."""
         items = self._items
         while True:
             if items:
                 yield items.popleft()[1]
-                continue
-            if self._closed:
+            elif self._closed:
                 if self._error is not None:
                     raise self._error
                 return
-            more = self._request_more
-            # no pump, or the pump made no progress and left nothing behind: the end
-            if more is None or (not more() and not items and not self._closed):
+            else:
+                yield _PULL
+
+    # a cursor ends at an empty buffer when there is no pump, or when a pull made no
+    # progress and left nothing behind (nor closed the channel)
+    def _drain(self) -> Iterator[T]:
+        for item in self._queued():
+            if item is not _PULL:
+                yield item
+            elif (more := self._request_more) is None or not (
+                more() or self._items or self._closed
+            ):
                 return
 
     async def _adrain(self) -> AsyncIterator[T]:
-        items = self._items
-        while True:
-            if items:
-                yield items.popleft()[1]
-                continue
-            if self._closed:
-                if self._error is not None:
-                    raise self._error
-                return
-            more = self._arequest_more
-            if more is None or (not await more() and not items and not self._closed):
+        for item in self._queued():
+            if item is not _PULL:
+                yield item
+            elif (more := self._arequest_more) is None or not (
+                await more() or self._items or self._closed
+            ):
                 return
 
     # ------------------------------------------------------------- fan-out

@@ -519,6 +519,16 @@ pub(crate) mod testing {
     pub fn s(x: &str) -> Val {
         Val::Str(x.to_string())
     }
+
+    /// A barrier waiting for `names` (no Python names object, no lookup).
+    pub fn barrier_kind(names: &[&str], after_finish: bool) -> Kind<Val> {
+        Kind::Barrier {
+            names: names.iter().map(|n| s(n)).collect(),
+            names_obj: Val::None,
+            lookup: None,
+            after_finish,
+        }
+    }
 }
 
 #[cfg(test)]
@@ -635,16 +645,7 @@ mod tests {
 
     #[test]
     fn barriers_and_deferred() {
-        let names = vec![s("a"), s("b")];
-        let c = spec(
-            "j",
-            Kind::Barrier {
-                names: names.clone(),
-                names_obj: Val::None,
-                lookup: None,
-                after_finish: false,
-            },
-        );
+        let c = spec("j", barrier_kind(&["a", "b"], false));
         let mut st = c.empty_state(&TestOps);
         assert!(c.update(&mut st, vec![s("a")], &TestOps).unwrap());
         assert!(!c.update(&mut st, vec![s("a")], &TestOps).unwrap());
@@ -659,15 +660,7 @@ mod tests {
             Err(CoreError::InvalidUpdate(_))
         ));
 
-        let f = spec(
-            "j",
-            Kind::Barrier {
-                names,
-                names_obj: Val::None,
-                lookup: None,
-                after_finish: true,
-            },
-        );
+        let f = spec("j", barrier_kind(&["a", "b"], true));
         let mut st = f.empty_state(&TestOps);
         f.update(&mut st, vec![s("a"), s("b")], &TestOps).unwrap();
         assert!(!f.is_available(&st, &TestOps).unwrap());

@@ -313,54 +313,43 @@ mod tests {
     // (langgraph 1.2.24: `_xxhash_str`, `_uuid5_str`, `task_path_str`, xxhash) and pasted here.
     const CID: &str = "1f0a3c2e-5b6d-6e7f-8001-0123456789ab";
 
+    /// The parts of a pull task's id, as the loop passes them.
+    const PULL_PARTS: &[&str] = &[
+        "agent",
+        "1",
+        "agent",
+        "__pregel_pull",
+        "branch:to:agent",
+        "messages",
+    ];
+
+    /// Each row: (checkpoint id, parts, id version, the reference's id).
+    fn assert_task_ids(rows: &[(&str, &[&str], i64, &str)]) {
+        for &(cid, parts, version, expected) in rows {
+            assert_eq!(
+                task_id(cid, parts, version).unwrap(),
+                expected,
+                "{cid} {parts:?} v{version}"
+            );
+        }
+    }
+
     #[test]
     fn xxh3_task_id_matches_reference() {
-        let parts = [
-            "agent",
-            "1",
-            "agent",
-            "__pregel_pull",
-            "branch:to:agent",
-            "messages",
-        ];
-        assert_eq!(
-            task_id(CID, &parts, 4).unwrap(),
-            "7753e814-725e-8517-6274-5cada53e2928"
-        );
-        let none: [&str; 0] = [];
-        assert_eq!(
-            task_id(CID, &none, 2).unwrap(),
-            "f403a7c5-e06d-d106-93dc-41633ee264f2"
-        );
-        assert_eq!(
-            task_id(CID, &["né", "0"], 4).unwrap(),
-            "0e623e62-7d31-621d-3ed4-4ac66a3f5ec3"
-        );
-        assert_eq!(
-            task_id("AB-CD", &["x"], 4).unwrap(),
-            "ab059523-1cbc-6dc1-f23c-c5dfb403882c"
-        );
+        assert_task_ids(&[
+            (CID, PULL_PARTS, 4, "7753e814-725e-8517-6274-5cada53e2928"),
+            (CID, &[], 2, "f403a7c5-e06d-d106-93dc-41633ee264f2"),
+            (CID, &["né", "0"], 4, "0e623e62-7d31-621d-3ed4-4ac66a3f5ec3"),
+            ("AB-CD", &["x"], 4, "ab059523-1cbc-6dc1-f23c-c5dfb403882c"),
+        ]);
     }
 
     #[test]
     fn sha1_task_id_matches_reference() {
-        let parts = [
-            "agent",
-            "1",
-            "agent",
-            "__pregel_pull",
-            "branch:to:agent",
-            "messages",
-        ];
-        assert_eq!(
-            task_id(CID, &parts, 1).unwrap(),
-            "63aa7a8c-797f-7373-8c4f-46688386bfdf"
-        );
-        let none: [&str; 0] = [];
-        assert_eq!(
-            task_id(CID, &none, 0).unwrap(),
-            "22e304ca-1336-370d-912f-c148fbaeb563"
-        );
+        assert_task_ids(&[
+            (CID, PULL_PARTS, 1, "63aa7a8c-797f-7373-8c4f-46688386bfdf"),
+            (CID, &[], 0, "22e304ca-1336-370d-912f-c148fbaeb563"),
+        ]);
     }
 
     #[test]

@@ -89,22 +89,20 @@ mod tests {
     #[test]
     fn layout_matches_reference() {
         let ts = 0x01F0_A3C2_5B6D_6E7F;
-        assert_eq!(
-            uuid6_from_parts(ts, (-1i64) as u64, 0x0123_4567_89AB),
-            "1f0a3c25-b6d6-6e7f-bfff-0123456789ab"
-        );
-        assert_eq!(
-            uuid6_from_parts(ts, 0, 0xFFFF_FFFF_FFFF),
-            "1f0a3c25-b6d6-6e7f-8000-ffffffffffff"
-        );
-        assert_eq!(
-            uuid6_from_parts(ts, (-2i64) as u64, 0),
-            "1f0a3c25-b6d6-6e7f-bffe-000000000000"
-        );
-        assert_eq!(
-            uuid6_from_parts(ts, 16385, 5),
-            "1f0a3c25-b6d6-6e7f-8001-000000000005"
-        );
+        // (clock sequence, random bits, the reference's string)
+        let rows: [(u64, u64, &str); 4] = [
+            (
+                (-1i64) as u64,
+                0x0123_4567_89AB,
+                "1f0a3c25-b6d6-6e7f-bfff-0123456789ab",
+            ),
+            (0, 0xFFFF_FFFF_FFFF, "1f0a3c25-b6d6-6e7f-8000-ffffffffffff"),
+            ((-2i64) as u64, 0, "1f0a3c25-b6d6-6e7f-bffe-000000000000"),
+            (16385, 5, "1f0a3c25-b6d6-6e7f-8001-000000000005"),
+        ];
+        for (seq, random, expected) in rows {
+            assert_eq!(uuid6_from_parts(ts, seq, random), expected, "seq {seq}");
+        }
     }
 
     #[test]

@@ -105,7 +105,9 @@ def _graph_run(
 
 
 # --- graph workloads -------------------------------------------------------------------
-def chain(lib: Lib, handle: Any, size: int, durability: str) -> Prepared:
+# Each graph builder returns (compiled graph, input, expected output, units); the
+# benchmarks in benches/graphs.py build the same graphs through them.
+def chain_graph(lib: Lib, saver: Any, size: int) -> tuple[Any, Any, Any, int]:
     g = lib.StateGraph(S3)
     for i in range(size):
         g.add_node(f"n{i}", lambda s: {"a": s["a"] + 1})
@@ -113,24 +115,20 @@ def chain(lib: Lib, handle: Any, size: int, durability: str) -> Prepared:
     for i in range(size - 1):
         g.add_edge(f"n{i}", f"n{i + 1}")
     g.add_edge(f"n{size - 1}", lib.END)
-    graph = g.compile(checkpointer=handle.saver)
-    return _graph_run(
-        graph, {"a": 0, "b": 0, "c": 0}, {"a": size, "b": 0, "c": 0}, size + 1, durability, "steps"
-    )
+    graph = g.compile(checkpointer=saver)
+    return graph, {"a": 0, "b": 0, "c": 0}, {"a": size, "b": 0, "c": 0}, size + 1
 
 
-def loop(lib: Lib, handle: Any, size: int, durability: str) -> Prepared:
+def loop_graph(lib: Lib, saver: Any, size: int) -> tuple[Any, Any, Any, int]:
     g = lib.StateGraph(S3)
     g.add_node("tick", lambda s: {"a": s["a"] + 1})
     g.add_edge(lib.START, "tick")
     g.add_conditional_edges("tick", lambda s: "tick" if s["a"] < size else lib.END)
-    graph = g.compile(checkpointer=handle.saver)
-    return _graph_run(
-        graph, {"a": 0, "b": 0, "c": 0}, {"a": size, "b": 0, "c": 0}, size + 1, durability, "steps"
-    )
+    graph = g.compile(checkpointer=saver)
+    return graph, {"a": 0, "b": 0, "c": 0}, {"a": size, "b": 0, "c": 0}, size + 1
 
 
-def fanout(lib: Lib, handle: Any, size: int, durability: str) -> Prepared:
+def fanout_graph(lib: Lib, saver: Any, size: int) -> tuple[Any, Any, Any, int]:
     g = lib.StateGraph(Fan)
     g.add_node("src", lambda s: {"a": s["a"] + 1})
     g.add_node("join", lambda s: {"a": s["acc"]})
@@ -140,13 +138,11 @@ def fanout(lib: Lib, handle: Any, size: int, durability: str) -> Prepared:
     g.add_edge([f"p{i}" for i in range(size)], "join")
     g.add_edge(lib.START, "src")
     g.add_edge("join", lib.END)
-    graph = g.compile(checkpointer=handle.saver)
-    return _graph_run(
-        graph, {"a": 0, "acc": 0}, {"a": size, "acc": size}, size + 3, durability, "tasks"
-    )
+    graph = g.compile(checkpointer=saver)
+    return graph, {"a": 0, "acc": 0}, {"a": size, "acc": size}, size + 3
 
 
-def wide_state(lib: Lib, handle: Any, size: int, durability: str) -> Prepared:
+def wide_graph(lib: Lib, saver: Any, size: int) -> tuple[Any, Any, Any, int]:
     wide = TypedDict("Wide", {f"k{i}": int for i in range(size)})  # type: ignore[misc]
     g = lib.StateGraph(wide)
     for i in range(size):
@@ -155,10 +151,25 @@ def wide_state(lib: Lib, handle: Any, size: int, durability: str) -> Prepared:
     for i in range(size - 1):
         g.add_edge(f"n{i}", f"n{i + 1}")
     g.add_edge(f"n{size - 1}", lib.END)
-    graph = g.compile(checkpointer=handle.saver)
+    graph = g.compile(checkpointer=saver)
     inp = {f"k{i}": 1 for i in range(size)}
-    expected = {f"k{i}": 1 + i for i in range(size)}
-    return _graph_run(graph, inp, expected, size + 1, durability, "steps")
+    return graph, inp, {f"k{i}": 1 + i for i in range(size)}, size + 1
+
+
+def chain(lib: Lib, handle: Any, size: int, durability: str) -> Prepared:
+    return _graph_run(*chain_graph(lib, handle.saver, size), durability, "steps")
+
+
+def loop(lib: Lib, handle: Any, size: int, durability: str) -> Prepared:
+    return _graph_run(*loop_graph(lib, handle.saver, size), durability, "steps")
+
+
+def fanout(lib: Lib, handle: Any, size: int, durability: str) -> Prepared:
+    return _graph_run(*fanout_graph(lib, handle.saver, size), durability, "tasks")
+
+
+def wide_state(lib: Lib, handle: Any, size: int, durability: str) -> Prepared:
+    return _graph_run(*wide_graph(lib, handle.saver, size), durability, "steps")
 
 
 LARGE_GRAPH_VISITS = 50

@@ -13,14 +13,6 @@ from collections import deque
 from collections.abc import Callable
 from datetime import date, datetime, time, timedelta, timezone
 from decimal import Decimal
-from ipaddress import (
-    IPv4Address,
-    IPv4Interface,
-    IPv4Network,
-    IPv6Address,
-    IPv6Interface,
-    IPv6Network,
-)
 from typing import Any, Literal, Union
 from uuid import UUID
 
@@ -34,8 +26,10 @@ from warpgraph.checkpoint.serde._msgpack import (
     EXT_METHOD_SINGLE_ARG,
     EXT_NUMPY_ARRAY,
     EXT_PYDANTIC_V2,
+    IP_TYPES,
     LANGGRAPH_STORE_TYPES,
     LANGGRAPH_TYPES,
+    PATH_NAMES,
     SAFE_MSGPACK_METHODS,
     SAFE_MSGPACK_TYPES,
 )
@@ -66,16 +60,9 @@ _BUILTIN: dict[tuple[str, str], Any] = {
     ("builtins", "frozenset"): frozenset,
     ("collections", "deque"): deque,
     ("re", "compile"): re.compile,
-    ("ipaddress", "IPv4Address"): IPv4Address,
-    ("ipaddress", "IPv4Interface"): IPv4Interface,
-    ("ipaddress", "IPv4Network"): IPv4Network,
-    ("ipaddress", "IPv6Address"): IPv6Address,
-    ("ipaddress", "IPv6Interface"): IPv6Interface,
-    ("ipaddress", "IPv6Network"): IPv6Network,
+    **{("ipaddress", t.__name__): t for t in IP_TYPES},
+    **{(mod, name): getattr(pathlib, name) for mod, name in PATH_NAMES},
 }
-for _mod in ("pathlib", "pathlib._local"):
-    for _name in ("Path", "PosixPath", "WindowsPath"):
-        _BUILTIN[(_mod, _name)] = getattr(pathlib, _name)
 try:
     from zoneinfo import ZoneInfo
 

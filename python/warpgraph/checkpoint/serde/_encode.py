@@ -10,14 +10,6 @@ from collections import deque
 from datetime import date, datetime, time, timedelta, timezone
 from decimal import Decimal
 from enum import Enum
-from ipaddress import (
-    IPv4Address,
-    IPv4Interface,
-    IPv4Network,
-    IPv6Address,
-    IPv6Interface,
-    IPv6Network,
-)
 from typing import Any
 from uuid import UUID
 
@@ -32,6 +24,7 @@ from warpgraph.checkpoint.serde._msgpack import (
     EXT_NUMPY_ARRAY,
     EXT_PYDANTIC_V1,
     EXT_PYDANTIC_V2,
+    IP_TYPES,
 )
 from warpgraph.checkpoint.serde.types import SendProtocol, _DeltaSnapshot
 
@@ -55,7 +48,6 @@ _INTEROP_MODULES = (
     ("warpgraph.store.base", "langgraph.store.base"),
 )
 _names: dict[type, tuple[str, str]] = {}
-_IP_TYPES = (IPv4Address, IPv4Interface, IPv4Network, IPv6Address, IPv6Interface, IPv6Network)
 
 
 def type_name(cls: type) -> tuple[str, str]:
@@ -135,7 +127,7 @@ def default(obj: Any) -> Any:
         return _ext(EXT_CONSTRUCTOR_SINGLE_ARG, obj, str(obj))
     if isinstance(obj, (set, frozenset, deque)):
         return _ext(EXT_CONSTRUCTOR_SINGLE_ARG, obj, tuple(obj))
-    if isinstance(obj, _IP_TYPES):
+    if isinstance(obj, IP_TYPES):
         return _ext(EXT_CONSTRUCTOR_SINGLE_ARG, obj, str(obj))
     if isinstance(obj, datetime):
         return _ext(EXT_METHOD_SINGLE_ARG, obj, obj.isoformat(), "fromisoformat")

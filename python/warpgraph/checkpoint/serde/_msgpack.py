@@ -3,6 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from ipaddress import (
+    IPv4Address,
+    IPv4Interface,
+    IPv4Network,
+    IPv6Address,
+    IPv6Interface,
+    IPv6Network,
+)
 
 # warpgraph always decodes strictly: only allowlisted types are reconstructed.
 STRICT_MSGPACK_ENABLED = True
@@ -54,10 +62,16 @@ _SAFE_BY_MODULE: dict[str, tuple[str, ...]] = {
     "langchain_core.documents.base": ("Document",),
 }
 
+# the ipaddress classes (encoded as their string) and the pathlib names a path decodes from
+IP_TYPES = (IPv4Address, IPv4Interface, IPv4Network, IPv6Address, IPv6Interface, IPv6Network)
+PATH_NAMES = [
+    (m, p) for m in ("pathlib", "pathlib._local") for p in ("Path", "PosixPath", "WindowsPath")
+]
+
 SAFE_MSGPACK_TYPES: frozenset[tuple[str, ...]] = frozenset(
     [(module, name) for module, names in _SAFE_BY_MODULE.items() for name in names]
-    + [("ipaddress", f"IPv{v}{k}") for v in (4, 6) for k in ("Address", "Interface", "Network")]
-    + [(m, p) for m in ("pathlib", "pathlib._local") for p in ("Path", "PosixPath", "WindowsPath")]
+    + [("ipaddress", t.__name__) for t in IP_TYPES]
+    + PATH_NAMES
     + [(f"langchain_core.messages.{m}", n) for m, names in _LC_MESSAGES.items() for n in names]
     + [("langgraph.types", n) for n in LANGGRAPH_TYPES]
     + [("langgraph.store.base", n) for n in LANGGRAPH_STORE_TYPES]

@@ -67,6 +67,16 @@ class SqlSession:
     def _begin(self) -> None:
         raise NotImplementedError
 
+    def close(self, ok: bool) -> None:
+        """End the batch: commit (`ok`) or roll back what it wrote; close the cursor."""
+        raise NotImplementedError
+
+    def __enter__(self) -> Any:
+        return self
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        self.close(exc_type is None)  # any exception (even BaseException) rolls back
+
     def run(self, kind: int, sql: str, params: Any) -> Any:
         cur = self.cur
         if kind == ROWS:
@@ -97,6 +107,15 @@ async def _aembed(embeddings: Any, request: tuple) -> Any:
 
 
 _EMBEDS = (EMBED_QUERIES, EMBED_DOCUMENTS)
+_DONE = -1  # the kind of `_send`'s pseudo-request for a plan that returned
+
+
+def _send(plan: Plan, reply: Any) -> Any:
+    """The plan's next request, or (_DONE, its result) once it returns."""
+    try:
+        return plan.send(reply)
+    except StopIteration as stop:
+        return (_DONE, stop.value)
 
 
 def drive(plan: Plan, embeddings: Any, session_factory: Any, first: Any = None) -> Any:
@@ -109,11 +128,10 @@ def drive(plan: Plan, embeddings: Any, session_factory: Any, first: Any = None) 
             if first is not None:
                 request, first = first, None
             else:
-                try:
-                    request = plan.send(reply)
-                except StopIteration as stop:
-                    return stop.value
+                request = _send(plan, reply)
             kind = request[0]
+            if kind == _DONE:
+                return request[1]
             if kind in _EMBEDS:
                 reply = _embed(embeddings, request)
             else:
@@ -128,11 +146,10 @@ async def adrive(plan: Plan, embeddings: Any, session_factory: Any) -> Any:
     async with AsyncExitStack() as stack:
         session = None
         while True:
-            try:
-                request = plan.send(reply)
-            except StopIteration as stop:
-                return stop.value
+            request = _send(plan, reply)
             kind = request[0]
+            if kind == _DONE:
+                return request[1]
             if kind in _EMBEDS:
                 reply = await _aembed(embeddings, request)
             else:
@@ -146,10 +163,9 @@ async def aprelude(plan: Plan, embeddings: Any) -> tuple[Any, Any]:
     statement request, None) or (None, the plan's result) when it has no statement."""
     reply: Any = None
     while True:
-        try:
-            request = plan.send(reply)
-        except StopIteration as stop:
-            return None, stop.value
+        request = _send(plan, reply)
+        if request[0] == _DONE:
+            return None, request[1]
         if request[0] not in _EMBEDS:
             return request, None
         reply = await _aembed(embeddings, request)

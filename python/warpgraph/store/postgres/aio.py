@@ -14,6 +14,7 @@ from warpgraph.store._sql.store import AsyncSweeping, TaskSweeper, adrive
 from warpgraph.store.base import Op, Result, TTLConfig
 from warpgraph.store.base.batch import AsyncBatchedBaseStore
 from warpgraph.store.postgres.base import (
+    _CONNECT,
     PoolConfig,
     PostgresIndexConfig,
     PostgresStoreBase,
@@ -67,20 +68,11 @@ class AsyncPostgresStore(AsyncSweeping, AsyncBatchedBaseStore, PostgresStoreBase
         if pool_config is not None:
             from psycopg_pool import AsyncConnectionPool
 
-            min_size, max_size, kwargs, settings = _pool_options(pool_config)
-            async with AsyncConnectionPool(
-                conn_string,
-                min_size=min_size,
-                max_size=max_size,
-                kwargs=kwargs,
-                open=False,
-                **settings,
-            ) as pool:
+            options = _pool_options(pool_config)
+            async with AsyncConnectionPool(conn_string, open=False, **options) as pool:
                 yield cls(pool, index=index, ttl=ttl)
             return
-        async with await AsyncConnection.connect(
-            conn_string, autocommit=True, prepare_threshold=0
-        ) as conn:
+        async with await AsyncConnection.connect(conn_string, **_CONNECT) as conn:
             yield cls(conn, index=index, ttl=ttl)
 
     @asynccontextmanager
@@ -96,14 +88,8 @@ class AsyncPostgresStore(AsyncSweeping, AsyncBatchedBaseStore, PostgresStoreBase
 
     @asynccontextmanager
     async def _asession(self) -> AsyncIterator[_AsyncSession]:
-        async with self._connection() as conn:
-            session = _AsyncSession(conn)
-            try:
-                yield session
-            except BaseException:
-                await session.aclose(False)
-                raise
-            await session.aclose(True)
+        async with self._connection() as conn, _AsyncSession(conn) as session:
+            yield session
 
     @asynccontextmanager
     async def _cursor(self, *, pipeline: bool = False) -> AsyncIterator[Any]:

@@ -134,6 +134,12 @@ class _AsyncSession(_Session):
             return None
         raise ValueError(f"unknown statement kind {kind}")
 
+    async def __aenter__(self) -> Any:
+        return self
+
+    async def __aexit__(self, exc_type: object, exc: object, tb: object) -> None:
+        await self.aclose(exc_type is None)
+
     async def aclose(self, ok: bool) -> None:
         try:
             if self.conn.autocommit:
@@ -166,13 +172,21 @@ class PostgresStoreBase(SqlStoreConfig):
         return hasattr(self.conn, "getconn")
 
 
-def _pool_options(pool_config: PoolConfig) -> tuple[int, int | None, dict, dict]:
-    """`from_conn_string`'s pool settings: (min_size, max_size, the connections' kwargs,
-    the pool's other settings). Connections autocommit, without prepared statements,
-    unless the config's kwargs say otherwise."""
+_CONNECT = {"autocommit": True, "prepare_threshold": 0}  # from_conn_string's connections
+
+
+def _pool_options(pool_config: PoolConfig) -> dict[str, Any]:
+    """`from_conn_string`'s keyword arguments to the pool (min_size, max_size, the
+    connections' kwargs, the pool's other settings). Connections autocommit, without
+    prepared statements, unless the config's kwargs say otherwise."""
     settings: dict[str, Any] = dict(pool_config)
-    kwargs = {"autocommit": True, "prepare_threshold": 0, **(settings.pop("kwargs", None) or {})}
-    return settings.pop("min_size", 1), settings.pop("max_size", None), kwargs, settings
+    kwargs = {**_CONNECT, **(settings.pop("kwargs", None) or {})}
+    return {
+        "min_size": settings.pop("min_size", 1),
+        "max_size": settings.pop("max_size", None),
+        "kwargs": kwargs,
+        **settings,
+    }
 
 
 class PostgresStore(PostgresStoreBase, SyncSweeping, BaseStore):
@@ -214,18 +228,10 @@ class PostgresStore(PostgresStoreBase, SyncSweeping, BaseStore):
         if pool_config is not None:
             from psycopg_pool import ConnectionPool
 
-            min_size, max_size, kwargs, settings = _pool_options(pool_config)
-            with ConnectionPool(
-                conn_string,
-                min_size=min_size,
-                max_size=max_size,
-                kwargs=kwargs,
-                open=True,
-                **settings,
-            ) as pool:
+            with ConnectionPool(conn_string, open=True, **_pool_options(pool_config)) as pool:
                 yield cls(pool, index=index, ttl=ttl)
             return
-        with Connection.connect(conn_string, autocommit=True, prepare_threshold=0) as conn:
+        with Connection.connect(conn_string, **_CONNECT) as conn:
             yield cls(conn, index=index, ttl=ttl)
 
     @contextmanager
@@ -241,14 +247,8 @@ class PostgresStore(PostgresStoreBase, SyncSweeping, BaseStore):
 
     @contextmanager
     def _session(self) -> Iterator[_Session]:
-        with self._connection() as conn:
-            session = _Session(conn)
-            try:
-                yield session
-            except BaseException:
-                session.close(False)
-                raise
-            session.close(True)
+        with self._connection() as conn, _Session(conn) as session:
+            yield session
 
     @contextmanager
     def _cursor(self, *, pipeline: bool = False) -> Iterator[Any]:

@@ -21,7 +21,7 @@ from warpgraph.store.sqlite import _direct
 from warpgraph.store.sqlite.base import (
     SqliteIndexConfig,
     SqliteStoreBase,
-    session_on,
+    _Session,
 )
 
 __all__ = ("AsyncSqliteStore",)
@@ -102,4 +102,4 @@ class AsyncSqliteStore(AsyncSweeping, AsyncBatchedBaseStore, SqliteStoreBase):
 
 def _finish(conn: Any, plan: Plan, first: tuple) -> Any:
     """The rest of a plan (statements only), on the connection's own thread."""
-    return drive(plan, None, lambda: session_on(conn), first)
+    return drive(plan, None, lambda: _Session(conn), first)

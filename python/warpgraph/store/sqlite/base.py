@@ -140,17 +140,6 @@ class _Session(SqlSession):
             self.cur.close()
 
 
-@contextmanager
-def session_on(conn: sqlite3.Connection) -> Iterator[_Session]:
-    session = _Session(conn)
-    try:
-        yield session
-    except BaseException:
-        session.close(False)
-        raise
-    session.close(True)
-
-
 class SqliteStoreBase(SqlStoreConfig):
     """Configuration and schema of both SQLite stores."""
 
@@ -229,7 +218,7 @@ class SqliteStore(SqliteStoreBase, SyncSweeping, BaseStore):
     def _session(self) -> Iterator[_Session]:
         if not self.is_setup:
             self.setup()
-        with self.lock, session_on(self.conn) as session:
+        with self.lock, _Session(self.conn) as session:
             yield session
 
     @contextmanager

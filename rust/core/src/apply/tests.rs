@@ -41,6 +41,27 @@ fn task(
     }
 }
 
+/// A PULL task of `node` (its task path is the node's name).
+fn pull(
+    g: &Graph<Val>,
+    node: &str,
+    triggers: &[&str],
+    writes: Vec<(usize, Val)>,
+) -> TaskWrites<Val> {
+    task(
+        g,
+        node,
+        &format!("~__pregel_pull, {node}"),
+        triggers,
+        writes,
+    )
+}
+
+/// The input "task" (no triggers, no path).
+fn input(g: &Graph<Val>, writes: Vec<(usize, Val)>) -> TaskWrites<Val> {
+    task(g, "__input__", "", &[], writes)
+}
+
 /// `apply_writes` over owned tasks; checks the writes were drained.
 fn apply<F>(
     r: &mut Run<Val>,
@@ -56,6 +77,16 @@ where
     assert!(tasks.iter().all(|t| t.writes.is_empty()));
     assert_eq!(r.updated_channels(), Some(&up[..]));
     Ok(up)
+}
+
+/// `apply` of one task's writes, which must succeed.
+fn apply_one(
+    r: &mut Run<Val>,
+    g: &Graph<Val>,
+    t: TaskWrites<Val>,
+    next: Option<Inc>,
+) -> Vec<usize> {
+    apply(r, g, vec![t], next, &TestOps).unwrap()
 }
 
 type Inc = fn(Option<&Version>) -> CoreResult<Option<Version>, String>;
@@ -87,14 +118,7 @@ fn writes_apply_in_path_order_with_one_version() {
         &[("a", &["start"]), ("b", &["branch:to:b"])],
     );
     let mut r = run(&g);
-    let up = apply(
-        &mut r,
-        &g,
-        vec![task(&g, "__input__", "", &[], vec![(0, Val::None)])],
-        inc(),
-        &TestOps,
-    )
-    .unwrap();
+    let up = apply_one(&mut r, &g, input(&g, vec![(0, Val::None)]), inc());
     assert_eq!(names(&g, &up), vec!["start"]);
     assert_eq!(ver(&r, "start"), Some(1));
     // No triggers: no finish/empty pass; versions_seen gets an empty entry.
@@ -110,13 +134,7 @@ fn writes_apply_in_path_order_with_one_version() {
             &["__pregel_push"],
             vec![(1, l("push1"))],
         ),
-        task(
-            &g,
-            "a",
-            "~__pregel_pull, a",
-            &["start"],
-            vec![(1, l("a")), (2, Val::None)],
-        ),
+        pull(&g, "a", &["start"], vec![(1, l("a")), (2, Val::None)]),
         task(
             &g,
             "y",
@@ -151,14 +169,12 @@ fn writes_apply_in_path_order_with_one_version() {
 fn no_next_version_leaves_versions() {
     let g = graph(vec![("a", Kind::LastValue)], &[("n", &["a"])]);
     let mut r = run(&g);
-    let up = apply(
+    let up = apply_one(
         &mut r,
         &g,
-        vec![task(&g, "t", "", &["a"], vec![(0, Val::Int(1))])],
+        task(&g, "t", "", &["a"], vec![(0, Val::Int(1))]),
         None::<Inc>,
-        &TestOps,
-    )
-    .unwrap();
+    );
     assert!(up.is_empty());
     assert!(r.versions().is_empty());
     assert!(matches!(&r.states[0], State::Value(Some(Val::Int(1)))));
@@ -168,42 +184,21 @@ fn no_next_version_leaves_versions() {
 fn barrier_consume_and_deferred_finish() {
     let g = graph(
         vec![
-            (
-                "join",
-                Kind::Barrier {
-                    names: vec![s("a"), s("b")],
-                    names_obj: Val::None,
-                    lookup: None,
-                    after_finish: false,
-                },
-            ),
+            ("join", barrier_kind(&["a", "b"], false)),
             ("branch:to:d", Kind::LastValueAfterFinish),
             ("x", Kind::LastValue),
         ],
         &[("c", &["join"]), ("d", &["branch:to:d"]), ("a", &["x"])],
     );
     let mut r = run(&g);
-    apply(
-        &mut r,
-        &g,
-        vec![task(&g, "__input__", "", &[], vec![(2, Val::Int(0))])],
-        inc(),
-        &TestOps,
-    )
-    .unwrap();
+    apply_one(&mut r, &g, input(&g, vec![(2, Val::Int(0))]), inc());
     // a and b write the join; a also defers d. "join" triggers c, so no finish pass.
     let up = apply(
         &mut r,
         &g,
         vec![
-            task(
-                &g,
-                "a",
-                "~__pregel_pull, a",
-                &["x"],
-                vec![(0, s("a")), (1, Val::None)],
-            ),
-            task(&g, "b", "~__pregel_pull, b", &["x"], vec![(0, s("b"))]),
+            pull(&g, "a", &["x"], vec![(0, s("a")), (1, Val::None)]),
+            pull(&g, "b", &["x"], vec![(0, s("b"))]),
         ],
         inc(),
         &TestOps,
@@ -213,27 +208,13 @@ fn barrier_consume_and_deferred_finish() {
     assert_eq!(ver(&r, "branch:to:d"), Some(2));
     assert_eq!(r.firing_nodes(&g, &TestOps).unwrap(), vec![0]);
     // c consumes the barrier; nothing that triggers is updated -> finish makes d available.
-    let up = apply(
-        &mut r,
-        &g,
-        vec![task(&g, "c", "~__pregel_pull, c", &["join"], vec![])],
-        inc(),
-        &TestOps,
-    )
-    .unwrap();
+    let up = apply_one(&mut r, &g, pull(&g, "c", &["join"], vec![]), inc());
     assert_eq!(names(&g, &up), vec!["branch:to:d"]);
     assert_eq!(ver(&r, "join"), Some(3));
     assert_eq!(ver(&r, "branch:to:d"), Some(3));
     assert_eq!(r.firing_nodes(&g, &TestOps).unwrap(), vec![1]);
     // d consumes its deferred trigger.
-    let up = apply(
-        &mut r,
-        &g,
-        vec![task(&g, "d", "~__pregel_pull, d", &["branch:to:d"], vec![])],
-        inc(),
-        &TestOps,
-    )
-    .unwrap();
+    let up = apply_one(&mut r, &g, pull(&g, "d", &["branch:to:d"], vec![]), inc());
     assert!(up.is_empty());
     assert_eq!(ver(&r, "branch:to:d"), Some(4));
     assert!(r.firing_nodes(&g, &TestOps).unwrap().is_empty());
@@ -274,14 +255,7 @@ fn errors_propagate() {
 fn interrupt_seen_copies_versions() {
     let g = graph(vec![("a", Kind::LastValue)], &[]);
     let mut r = run(&g);
-    apply(
-        &mut r,
-        &g,
-        vec![task(&g, "__input__", "", &[], vec![(0, Val::Int(1))])],
-        inc(),
-        &TestOps,
-    )
-    .unwrap();
+    apply_one(&mut r, &g, input(&g, vec![(0, Val::Int(1))]), inc());
     r.mark_interrupt_seen(&g);
     assert_eq!(
         r.seen().get("__interrupt__").unwrap().get("a"),
@@ -299,8 +273,8 @@ fn node_hint_and_name_agree_on_seen() {
     );
     for hint in [false, true] {
         let mut r = run(&g);
-        let input = vec![task(&g, "__input__", "", &[], vec![(0, Val::Int(1))])];
-        apply(&mut r, &g, input, inc(), &TestOps).unwrap();
+        let first = vec![input(&g, vec![(0, Val::Int(1))])];
+        apply(&mut r, &g, first, inc(), &TestOps).unwrap();
         assert_eq!(r.firing_nodes(&g, &TestOps).unwrap(), vec![0]);
         let mut t = task(&g, "x", "", &["a"], vec![]);
         if !hint {
@@ -331,26 +305,22 @@ fn state_gen_counts_every_possible_state_change() {
     );
     let mut r = run(&g);
     assert_eq!(r.state_gen, vec![0, 0]);
-    apply(
+    apply_one(
         &mut r,
         &g,
-        vec![task(&g, "t", "", &["a"], vec![(0, Val::Int(1))])],
+        task(&g, "t", "", &["a"], vec![(0, Val::Int(1))]),
         None::<Inc>,
-        &TestOps,
-    )
-    .unwrap();
+    );
     assert!(r.versions().is_empty());
     assert!(r.state_gen[0] > 0);
     assert_eq!(r.state_gen[1], 0);
     let before = r.state_gen[0];
-    apply(
+    apply_one(
         &mut r,
         &g,
-        vec![task(&g, "t", "", &["a"], vec![(0, Val::Int(2))])],
+        task(&g, "t", "", &["a"], vec![(0, Val::Int(2))]),
         None::<Inc>,
-        &TestOps,
-    )
-    .unwrap();
+    );
     assert!(r.state_gen[0] > before);
     assert_eq!(r.state_gen[1], 0);
 }
@@ -368,16 +338,10 @@ fn versions_seen_updates_are_recorded_in_the_change_log() {
         &[("a", &["start", "never"])],
     );
     let mut r = run(&g);
-    let input = |v: i64| vec![task(&g, "__input__", "", &[], vec![(0, Val::Int(v))])];
-    apply(&mut r, &g, input(1), inc(), &TestOps).unwrap();
+    let feed = |v: i64| vec![input(&g, vec![(0, Val::Int(v))])];
+    apply(&mut r, &g, feed(1), inc(), &TestOps).unwrap();
     let step = |r: &mut Run<Val>, w: i64| {
-        let t = task(
-            &g,
-            "a",
-            "~__pregel_pull, a",
-            &["start"],
-            vec![(1, Val::Int(w))],
-        );
+        let t = pull(&g, "a", &["start"], vec![(1, Val::Int(w))]);
         apply(r, &g, vec![t], inc(), &TestOps).unwrap();
     };
     step(&mut r, 10); // creates the entry for "a"
@@ -387,7 +351,7 @@ fn versions_seen_updates_are_recorded_in_the_change_log() {
         Some(&Version::Int(1))
     );
     // A new input bumps "start"; the task then sees version 3: the existing entry changes.
-    apply(&mut r, &g, input(2), inc(), &TestOps).unwrap();
+    apply(&mut r, &g, feed(2), inc(), &TestOps).unwrap();
     let pos = r.seen_log.pos();
     step(&mut r, 20);
     assert_eq!(
@@ -401,7 +365,7 @@ fn versions_seen_updates_are_recorded_in_the_change_log() {
     );
     // A task whose triggers have no version changes nothing and records nothing.
     let pos = r.seen_log.pos();
-    let t = task(&g, "a", "~__pregel_pull, a", &["never"], vec![]);
+    let t = pull(&g, "a", &["never"], vec![]);
     apply(&mut r, &g, vec![t], inc(), &TestOps).unwrap();
     assert_eq!(r.seen_log.since(pos), Some(&[][..]));
 }

@@ -189,20 +189,12 @@ impl<V> Barrier<V> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::testing::{s, spec, TestOps, Val};
+    use super::super::testing::{barrier_kind, s, spec, TestOps, Val};
     use super::super::{Kind, State};
     use super::*;
 
     fn barrier(after_finish: bool) -> crate::channel::ChannelSpec<Val> {
-        spec(
-            "join",
-            Kind::Barrier {
-                names: vec![s("a"), s("b")],
-                names_obj: Val::None,
-                lookup: None,
-                after_finish,
-            },
-        )
+        spec("join", barrier_kind(&["a", "b"], after_finish))
     }
 
     fn restored(c: &crate::channel::ChannelSpec<Val>, items: &[Val], base: bool) -> State<Val> {
