@@ -79,8 +79,10 @@ def _messages_in(value: Any) -> Iterator[BaseMessage]:
                     yield item
 
 
-class StreamMessagesHandler(BaseCallbackHandler, _StreamingCallbackHandler):
-    """Streams messages of chat models and node outputs as `(ns, "messages", (msg, meta))`."""
+class NamespacedStreamHandler(BaseCallbackHandler, _StreamingCallbackHandler):
+    """A callback handler streaming one run's events as chunks: where they go (`stream`),
+    whether runs inside subgraphs stream too (`subgraphs`), and the namespace of the graph
+    that streams (`parent_ns`). What a streamed run yields passes through untouched."""
 
     run_inline = True  # called on the thread that emits the event (keeps chunk order)
 
@@ -93,13 +95,29 @@ class StreamMessagesHandler(BaseCallbackHandler, _StreamingCallbackHandler):
     ) -> None:
         self.stream = stream
         self.subgraphs = subgraphs
-        self.parent_ns = parent_ns  # the namespace of the graph that streams
+        self.parent_ns = parent_ns
+
+    def _in_scope(self, ns: tuple[str, ...]) -> bool:
+        """Whether a run in the graph at namespace `ns` streams here."""
+        return self.subgraphs or not ns or ns == self.parent_ns
+
+    # -- streaming handler protocol: outputs pass through untouched
+    def tap_output_iter(self, run_id: UUID, output: Iterator[T]) -> Iterator[T]:
+        return output
+
+    tap_output_aiter = tap_output_iter
+
+
+class StreamMessagesHandler(NamespacedStreamHandler):
+    """Streams messages of chat models and node outputs as `(ns, "messages", (msg, meta))`
+    (constructed as `NamespacedStreamHandler`)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
         self.metadata: dict[UUID, _Meta] = {}
         self.seen: set[Any] = set()
 
     # -- helpers
-    def _in_scope(self, ns: tuple[str, ...]) -> bool:
-        return self.subgraphs or not ns or ns == self.parent_ns
 
     def _emit(self, meta: _Meta, message: BaseMessage, *, dedupe: bool = False) -> None:
         if dedupe and message.id in self.seen:
@@ -121,12 +139,6 @@ class StreamMessagesHandler(BaseCallbackHandler, _StreamingCallbackHandler):
         for m in _messages_in(value):
             if not isinstance(m, skip):
                 self._emit(meta, m, dedupe=True)
-
-    # -- streaming handler protocol: what a streamed run yields passes through untouched
-    def tap_output_iter(self, run_id: UUID, output: Iterator[T]) -> Iterator[T]:
-        return output
-
-    tap_output_aiter = tap_output_iter
 
     # -- chat models (langchain passes everything but the first two arguments by keyword)
     def on_chat_model_start(self, serialized: Any, messages: Any, **kw: Any) -> Any:
@@ -214,14 +226,8 @@ class StreamMessagesHandlerV2(StreamMessagesHandler, _V2StreamingCallbackHandler
     events (`on_stream_event`, forwarded with the run id in their metadata) instead of
     tokens, and tool messages returned by nodes are not streamed as chat messages."""
 
-    def __init__(
-        self,
-        stream: Callable[[tuple], None],
-        subgraphs: bool,
-        *,
-        parent_ns: tuple[str, ...] | None = None,
-    ) -> None:
-        super().__init__(stream, subgraphs, parent_ns=parent_ns)
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
         self._streamed: set[UUID] = set()  # chat model runs that sent protocol events
 
     def on_llm_new_token(self, token: str, **kwargs: Any) -> Any:

@@ -8,16 +8,14 @@ runs that stream tools, and by langgraph-prebuilt's tool node.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from contextvars import ContextVar, Token
 from typing import Any, TypeVar
 from uuid import UUID
 
-from langchain_core.callbacks import BaseCallbackHandler
-
 from warpgraph.constants import TAG_NOSTREAM
 from warpgraph.errors import GraphDrained, GraphInterrupt
-from warpgraph.pregel._messages import graph_namespace
+from warpgraph.pregel._messages import NamespacedStreamHandler, graph_namespace
 
 try:
     from langchain_core.tracers._streaming import _StreamingCallbackHandler
@@ -42,21 +40,12 @@ def _forget(token: Token) -> None:
         pass
 
 
-class StreamToolCallHandler(BaseCallbackHandler, _StreamingCallbackHandler):
-    """Streams `tool-started` / `tool-output-delta` / `tool-finished` / `tool-error`."""
+class StreamToolCallHandler(NamespacedStreamHandler):
+    """Streams `tool-started` / `tool-output-delta` / `tool-finished` / `tool-error`
+    (constructed as `NamespacedStreamHandler`)."""
 
-    run_inline = True  # called where the event happens (keeps the chunks in order)
-
-    def __init__(
-        self,
-        stream: Callable[[tuple], None],
-        subgraphs: bool,
-        *,
-        parent_ns: tuple[str, ...] | None = None,
-    ) -> None:
-        self.stream = stream
-        self.subgraphs = subgraphs
-        self.parent_ns = parent_ns
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
         # on_tool_end gets no tool_call_id: the calls are found by run id
         self._calls: dict[UUID, tuple[tuple[str, ...], str, Token]] = {}
 
@@ -65,19 +54,10 @@ class StreamToolCallHandler(BaseCallbackHandler, _StreamingCallbackHandler):
         if not metadata or (tags and TAG_NOSTREAM in tags):
             return None
         ns = graph_namespace(metadata) if metadata.get("langgraph_checkpoint_ns") else ()
-        if ns and not self.subgraphs and ns != self.parent_ns:
-            return None
-        return ns
+        return ns if self._in_scope(ns) else None
 
     def _put(self, ns: tuple[str, ...], payload: dict) -> None:
         self.stream((ns, "tools", payload))
-
-    # -- streaming handler protocol: outputs pass through untouched
-    def tap_output_aiter(self, run_id: UUID, output: Any) -> Any:
-        return output
-
-    def tap_output_iter(self, run_id: UUID, output: Iterator[T]) -> Iterator[T]:
-        return output
 
     def on_tool_start(
         self,
