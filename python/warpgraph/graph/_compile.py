@@ -6,8 +6,7 @@ import inspect
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from warpgraph._internal._constants import RESERVED, TAG_HIDDEN, TASKS
-from warpgraph.channels.base import BaseChannel
+from warpgraph._internal._constants import TAG_HIDDEN, TASKS
 from warpgraph.channels.ephemeral_value import EphemeralValue
 from warpgraph.channels.last_value import LastValueAfterFinish
 from warpgraph.channels.named_barrier_value import (
@@ -203,30 +202,13 @@ def find_subgraphs(runnable: Any) -> list[Any]:
 
 
 def validate_layout(layout: Layout, interrupt_before: Any, interrupt_after: Any) -> None:
-    """LangGraph's Pregel graph validation, with its messages."""
-    channels = {k: v for k, v in layout.channels.items() if isinstance(v, BaseChannel)}
-    managed = {k for k, v in layout.channels.items() if not isinstance(v, BaseChannel)}
-    for chan in channels:
-        if chan in RESERVED:
-            raise ValueError(f"Channel name '{chan}' is reserved")
-    for name in managed:
-        if name in RESERVED:
-            raise ValueError(f"Managed name '{name}' is reserved")
-    known = repr(sorted(channels))[:100]
+    """LangGraph's Pregel graph validation, with its messages (pregel's own checks)."""
+    from warpgraph.pregel._read import check_interrupt_nodes, check_node_reads, known_channels
+
+    chans, managed, known = known_channels(layout.channels)
     for name, node in layout.nodes.items():
-        if name in RESERVED:
-            raise ValueError(f"Node name '{name}' is reserved")
-        reads = [node.channels] if isinstance(node.channels, str) else node.channels
-        for chan in reads:
-            if chan not in channels and (isinstance(node.channels, str) or chan not in managed):
-                raise ValueError(
-                    f"Node {name} reads channel '{chan}' not in known channels: '{known}'"
-                )
-    for nodes in (interrupt_after, interrupt_before):
-        if nodes != "*":
-            for n in nodes:
-                if n not in layout.nodes:
-                    raise ValueError(f"Node {n} not in nodes")
+        check_node_reads(name, node.channels, chans, managed, known)
+    check_interrupt_nodes(layout.nodes, interrupt_after, interrupt_before)
 
 
 def _pregel_node(plan: NodePlan) -> Any:

@@ -208,37 +208,59 @@ class NodeBuilder:
         )
 
 
-def validate_graph(graph: Any) -> None:
-    """LangGraph's checks (and messages) for a Pregel's nodes, channels and keys."""
+def known_channels(channels: Mapping[str, Any]) -> tuple[dict, set, str]:
+    """(channels, managed names, the known-channels text of LangGraph's messages) of a
+    graph's `channels` map; a reserved channel or managed name is a ValueError."""
     from warpgraph._internal._constants import RESERVED
-    from warpgraph._internal._timeout import check_timeout_supported
     from warpgraph.channels.base import BaseChannel
 
-    chans = {k: v for k, v in graph.channels.items() if isinstance(v, BaseChannel)}
-    managed = {k: v for k, v in graph.channels.items() if not isinstance(v, BaseChannel)}
-    known = repr(sorted(chans))[:100]
+    chans = {k: v for k, v in channels.items() if isinstance(v, BaseChannel)}
+    managed = {k for k, v in channels.items() if not isinstance(v, BaseChannel)}
     for c in chans:
         if c in RESERVED:
             raise ValueError(f"Channel name '{c}' is reserved")
     for c in managed:
         if c in RESERVED:
             raise ValueError(f"Managed name '{c}' is reserved")
+    return chans, managed, repr(sorted(chans))[:100]
+
+
+def check_node_reads(name: str, reads: Any, chans: Mapping, managed: set, known: str) -> None:
+    """Node `name`'s name is not reserved and it reads only known channels (`reads`: one
+    channel, or several, which may include managed values)."""
+    from warpgraph._internal._constants import RESERVED
+
+    if name in RESERVED:
+        raise ValueError(f"Node name '{name}' is reserved")
+    for c in [reads] if isinstance(reads, str) else reads:
+        if c not in chans and (isinstance(reads, str) or c not in managed):
+            raise ValueError(f"Node {name} reads channel '{c}' not in known channels: '{known}'")
+
+
+def check_interrupt_nodes(nodes: Mapping, *selections: Any) -> None:
+    """Every node named by the interrupt_before / interrupt_after `selections` exists."""
+    for selection in selections:
+        if selection != "*":
+            for n in selection:
+                if n not in nodes:
+                    raise ValueError(f"Node {n} not in nodes")
+
+
+def validate_graph(graph: Any) -> None:
+    """LangGraph's checks (and messages) for a Pregel's nodes, channels and keys."""
+    from warpgraph._internal._timeout import check_timeout_supported
+
+    chans, managed, known = known_channels(graph.channels)
     subscribed: set[str] = set()
     for name, node in graph.nodes.items():
         if isinstance(node, PregelNode) and node.timeout is not None:
             check_timeout_supported(node.node or node.bound, name=name)
     for name, node in graph.nodes.items():
-        if name in RESERVED:
-            raise ValueError(f"Node name '{name}' is reserved")
         if not isinstance(node, PregelNode):
+            check_node_reads(name, (), chans, managed, known)  # (a reserved name first)
             raise TypeError(f"Invalid node type {type(node)}, expected PregelNode or NodeBuilder")
         subscribed.update(node.triggers)
-        reads = [node.channels] if isinstance(node.channels, str) else node.channels
-        for c in reads:
-            if c not in chans and (isinstance(node.channels, str) or c not in managed):
-                raise ValueError(
-                    f"Node {name} reads channel '{c}' not in known channels: '{known}'"
-                )
+        check_node_reads(name, node.channels, chans, managed, known)
     for c in subscribed:
         if c not in chans:
             raise ValueError(f"Subscribed channel '{c}' not in known channels: '{known}'")
@@ -266,11 +288,7 @@ def validate_graph(graph: Any) -> None:
     for c in outs:
         if c not in chans:
             raise ValueError(f"Output channel '{c}' not in known channels: '{known}'")
-    for nodes in (graph.interrupt_after_nodes, graph.interrupt_before_nodes):
-        if nodes != "*":
-            for n in nodes:
-                if n not in graph.nodes:
-                    raise ValueError(f"Node {n} not in nodes")
+    check_interrupt_nodes(graph.nodes, graph.interrupt_after_nodes, graph.interrupt_before_nodes)
 
 
 def _coerce_timeout(value: Any) -> Any:
