@@ -33,6 +33,8 @@ from warpgraph.pregel._executor import get_pool
 from warpgraph.pregel._live import LiveOut, tick_live
 from warpgraph.pregel._loop import RUN, PregelLoop
 from warpgraph.pregel._persist import ACTIVE, SaverSession, _in_memory
+from warpgraph.pregel._records import LONE_RUN, LoneRunOp
+from warpgraph.pregel._retry import arun_with_retry
 from warpgraph.pregel._runner import PregelRunner
 from warpgraph.pregel._stepping import Stepping
 from warpgraph.pregel._stream import Stream
@@ -50,7 +52,7 @@ def drive(
         SaverSession(saver, loop.durability, False, loop.is_nested) if saver is not None else None
     )
     if FAST_PATHS:
-        _take_fast_paths(loop, saver, session, out, runner, timeout)
+        _take_fast_paths(loop, saver, session, out, runner, timeout, False)
     else:  # WARPGRAPH_FAST_PATHS=0: every step through the general path
         loop._shares_inputs = False
     try:
@@ -71,30 +73,39 @@ def _take_fast_paths(
     out: deque | None,
     runner: Any,
     timeout: Any,
+    is_async: bool,
 ) -> None:
-    """The sync driver's fast paths for this run (`loop.runs_lone_tasks`, `perform_write`,
-    `lone_session`, `packed_puts`): nobody consumes chunks between steps, so the runner
-    would run a lone task in this thread: the loop may do it itself, and hand its saver ops
-    on itself: as they are when the session only passes them on, else through the session
-    (batch / writer mode taking each task's writes: the same calls the driver makes, in the
-    same order)."""
+    """A driver's fast paths for this run (`loop.runs_lone_tasks`, `awaits_lone_tasks`,
+    `perform_write`, `lone_session`, `packed_puts`): nobody consumes chunks between steps,
+    so the runner would run a lone task in the driver's thread (sync) or inline in its
+    asyncio task (async, `atick`): the loop may run it itself (the async driver only awaits
+    the task, `_lone.alone_steps`), and hand its saver ops on itself: as they are when the
+    session only passes them on (async: when the saver's async methods only call the sync
+    ones, `SaverSession.sync_twins`), else, sync only, through the session (batch / writer
+    mode taking each task's writes: the same calls the driver makes, in the same order)."""
     if session is None:
         loop.perform_write = None
-    elif session.passes_ops_through and not session.hooks_tasks:
+    elif (
+        session.passes_ops_through
+        and not session.hooks_tasks
+        and (session.sync_twins or not is_async)
+    ):
         loop.perform_write = session.call_saver
         # the engine may encode the envelope of each checkpoint it creates for the saver
         loop.packed_puts = _in_memory(saver) and saver.takes_packed_puts()
-    elif session.mode != "plain" and session.hooks_tasks:
+    elif session.mode != "plain" and session.hooks_tasks and not is_async:
         loop.perform_write = session.perform_write
         loop.lone_session = session
+    tick = "atick" if is_async else "tick"  # (the runner's own: no subclass's)
     loop.runs_lone_tasks = (
         (session is None or loop.perform_write is not None)
         and out is None
         and loop.stream is None
         and timeout is None
         and runner.retry_policy is None
-        and type(runner).tick is PregelRunner.tick
+        and getattr(type(runner), tick) is getattr(PregelRunner, tick)
     )
+    loop.awaits_lone_tasks = is_async and loop.runs_lone_tasks
 
 
 # --- what `_steps` yields to the drivers ---------------------------------------------
@@ -161,8 +172,8 @@ def _closing(machine: Any, session: SaverSession | None) -> Generator[Any, Any, 
             kind = op[0]
             if kind is CACHE_OP:
                 value = yield op
-            elif kind is RUN or session is None:
-                pass
+            elif kind is RUN or kind is LONE_RUN or session is None:
+                pass  # (nothing runs any more)
             elif kind in ("get_tuple", "get_before", "get_delta_history"):
                 value = yield _Call(kind, op[1:])
             else:  # a write op
@@ -209,9 +220,12 @@ def _perform(session: Any, item: Any) -> Any:
 
 
 async def _aperform(session: Any, item: Any) -> Any:
-    """`_perform` for the async driver: the session's async twin, the cache's async call."""
+    """`_perform` for the async driver: the session's async twin, the cache's async call;
+    and a lone step's task (`LoneRunOp`), run as `atick` runs a step's only task."""
     if type(item) is _Call:
         return await getattr(session, _ASYNC_NAMES[item.method])(*item.args)
+    if type(item) is LoneRunOp:
+        return await arun_with_retry(item.task, None)
     return await aperform(item)
 
 
@@ -256,7 +270,9 @@ def _steps(
         value = exc = None
         kind = op[0]
         try:
-            if kind is RUN:
+            if kind is LONE_RUN:  # (the async driver's: `_lone.alone_steps`)
+                value = yield op
+            elif kind is RUN:
                 if session is not None:
                     yield _FLUSH  # the previous step's checkpoint commits before this one
             elif kind == "get_tuple":
@@ -370,7 +386,9 @@ async def adrive(
     session = (
         SaverSession(saver, loop.durability, True, loop.is_nested) if saver is not None else None
     )
-    if not FAST_PATHS:
+    if FAST_PATHS:
+        _take_fast_paths(loop, saver, session, out, runner, timeout, True)
+    else:
         loop._shares_inputs = False
     steps = _adrive_machine(machine, loop, session, out, runner, timeout)
     closed = False

@@ -48,7 +48,7 @@ from warpgraph.pregel._delta import DeltaRun
 from warpgraph.pregel._derived import derived, lazy_values_ok
 from warpgraph.pregel._handlers import resume_handlers
 from warpgraph.pregel._io import read_channels
-from warpgraph.pregel._lone import lone_steps, lone_steps_ok
+from warpgraph.pregel._lone import alone_steps, lone_steps, lone_steps_ok
 from warpgraph.pregel._loop_checkpoint import CheckpointMixin
 from warpgraph.pregel._loop_enter import EnterMixin
 from warpgraph.pregel._loop_lone import LoneStepMixin
@@ -97,14 +97,16 @@ class PregelLoop(EnterMixin, TaskWritesMixin, LoneStepMixin, SettleMixin, Checkp
         self.durability = durability
         self.is_nested = _c.CONFIG_KEY_TASK_ID in conf
         self.captured = capture_interrupts
-        # set by the sync driver when a lone task may run inside the step machine
+        # set by a driver when lone steps may run inside the step machine (`_lone.py`); by the
+        # async one with `awaits_lone_tasks`: the machine yields their tasks for it to run
         self.runs_lone_tasks = False
-        # set by the sync driver when the loop may perform its saver write ops itself:
+        self.awaits_lone_tasks = False
+        # set by a driver when the loop may perform its saver write ops itself:
         # `perform_write(op)` does what the driver would; with a batching / group-commit
         # session (`lone_session`), task writes and commits go through its methods
         self.perform_write: Any = None
         self.lone_session: Any = None
-        # set by the sync driver when `perform_write` stores puts carrying the envelope the engine
+        # set by a driver when `perform_write` stores puts carrying the envelope the engine
         # encoded with the checkpoint (warpgraph's InMemorySaver: `takes_packed_puts`)
         self.packed_puts = False
         self.status = "input"
@@ -275,7 +277,10 @@ class PregelLoop(EnterMixin, TaskWritesMixin, LoneStepMixin, SettleMixin, Checkp
             lone = self.cache is None and lone_steps_ok(self)
             while True:
                 if lone:
-                    lone_steps(self)
+                    if self.awaits_lone_tasks:
+                        yield from alone_steps(self)
+                    else:
+                        lone_steps(self)
                 if not self._tick():
                     break
                 if self.cache is not None:

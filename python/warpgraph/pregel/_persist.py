@@ -210,6 +210,18 @@ def _in_memory(saver: Any) -> bool:
     return isinstance(saver, InMemorySaver)
 
 
+def _sync_twins(saver: Any) -> bool:
+    """`saver`'s `aput` / `aput_writes` are InMemorySaver's, which call `put` / `put_writes`."""
+    from warpgraph.checkpoint.memory import InMemorySaver
+
+    cls = type(saver)
+    return (
+        isinstance(saver, InMemorySaver)
+        and cls.aput is InMemorySaver.aput
+        and cls.aput_writes is InMemorySaver.aput_writes
+    )
+
+
 class SaverSession:
     """Decisions for one run's saver operations (see module doc)."""
 
@@ -231,6 +243,7 @@ class SaverSession:
         "saver",
         "shared",
         "sink",
+        "sync_twins",
         "task_path",
         "writer",
     )
@@ -277,6 +290,9 @@ class SaverSession:
             and not fence
             and (self.foreign is None or not WRITE_LANGGRAPH_TYPES)
         )
+        # the saver's async write methods only call its sync ones (warpgraph's InMemorySaver:
+        # its own `aput` / `aput_writes`), so an async run may call those directly
+        self.sync_twins = is_async and _sync_twins(saver)
 
     # --- reads / the run's head -------------------------------------------------------
     def head_lookup(self, config: dict) -> dict | None:
@@ -622,7 +638,9 @@ class SaverSession:
             self.check()
 
     async def acall_saver(self, op: WriteOp) -> None:
-        """`call_saver` for the async driver (which never asks for engine-encoded puts)."""
+        """`call_saver` for the async driver (engine-encoded puts only with `sync_twins`)."""
+        if self.sync_twins:
+            return self.call_saver(op)
         name, args = _passed_op_call(op, self.task_path)
         await getattr(self.saver, "a" + name)(*args)
 
