@@ -20,7 +20,15 @@ its writer). Without a saver, applying, the next checkpoint id and the next step
 take one crossing (`Engine.advance`).
 
 Nothing observable differs from the general path: the same task object (config built on
-first use), the same context isolation, the same writes, saver calls, versions and errors."""
+first use), the same context isolation, the same writes, saver calls, versions and errors.
+
+Under the async driver (`loop.awaits_lone_tasks`: no saver, or one whose async methods only
+call its sync ones, `SaverSession.sync_twins`) the step machine cannot run a task itself:
+`alone_steps` yields each lone step's task (`LoneRunOp`) and the driver awaits it exactly as
+the async runner runs a step's only task (`arun_with_retry`, inline in the driver's asyncio
+task: a sync node function still runs on a worker thread, a coroutine on the event loop);
+everything else of the step is the same as above. Those steps need no plan (the task runs
+as the general path runs it), only a node that is not a subgraph."""
 
 from __future__ import annotations
 

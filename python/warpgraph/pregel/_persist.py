@@ -292,7 +292,7 @@ class SaverSession:
         )
         # the saver's async write methods only call its sync ones (warpgraph's InMemorySaver:
         # its own `aput` / `aput_writes`), so an async run may call those directly
-        self.sync_twins = is_async and _sync_twins(saver)
+        self.sync_twins = FAST_PATHS and is_async and _sync_twins(saver)
 
     # --- reads / the run's head -------------------------------------------------------
     def head_lookup(self, config: dict) -> dict | None:
