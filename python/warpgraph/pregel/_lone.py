@@ -45,7 +45,7 @@ from warpgraph._internal._constants import (
     PUSH,
 )
 from warpgraph._internal._flags import FAST_PATHS
-from warpgraph.pregel._algo import _RT_FIELDS, _RT_STD, lazy_plans, lazy_task
+from warpgraph.pregel._algo import _RT_FIELDS, _RT_STD, _raw_config, lazy_plans, lazy_task
 from warpgraph.pregel._derived import LonePlan, derived
 from warpgraph.pregel._persist import ACTIVE
 from warpgraph.pregel._records import LONE_RUN, LoneRunOp, PreparedTask
@@ -79,10 +79,10 @@ def lone_steps(loop: Any) -> None:
     """Run steps of one planned task until a step needs the general loop (see module doc)."""
     session = loop.lone_session
     writer = session is not None and session.mode == "writer"
-    for t, deferred in _lone_tasks(loop, False):
+    for t in _lone_tasks(loop, False):
         token = ACTIVE.set(session) if writer else None  # nested runs share its writer
-        try:
-            copy_context().run(_run_unconfigured, t, deferred, True)  # (a copy per task)
+        try:  # (its config not built yet: the task holds what building it needs)
+            copy_context().run(_run_unconfigured, t, _raw_config(t), True)  # (a copy per task)
         except Exception as exc:
             loop.fail_lone_task(t, exc)
             raise
@@ -95,7 +95,7 @@ def alone_steps(loop: Any) -> Generator[LoneRunOp, Any, None]:
     """`lone_steps` under the async driver (`loop.awaits_lone_tasks`): the step machine
     yields each step's task for the driver to run as the async runner runs a step's only
     task (`arun_with_retry`, in the driver's context); the rest of the step is the same."""
-    for t, _ in _lone_tasks(loop, True):
+    for t in _lone_tasks(loop, True):
         try:
             yield _record(LoneRunOp, (LONE_RUN, t))  # LoneRunOp(...)
         except Exception as exc:
@@ -103,9 +103,8 @@ def alone_steps(loop: Any) -> Generator[LoneRunOp, Any, None]:
             raise
 
 
-def _lone_tasks(loop: Any, is_async: bool) -> Generator[tuple[Any, tuple], None, None]:
-    """The task of each step that lone steps can run, with what building its config needs,
-    for the caller to run; each step is finished when the caller asks for the next task.
+def _lone_tasks(loop: Any, is_async: bool) -> Generator[Any, None, None]:
+    """The task of each step that lone steps can run, for the caller to run; each step is finished when the caller asks for the next task.
     Stops (having changed nothing) at the first step that needs the general loop: several
     tasks, a PUSH task, a node lone steps cannot run (`lone_plans`; the sync driver's need a
     plan, the async runner's run the node as the general path does)."""
@@ -153,7 +152,7 @@ def _lone_tasks(loop: Any, is_async: bool) -> Generator[tuple[Any, tuple], None,
         )
         if perform is not None:
             loop.start_lone_task(t)
-        yield t, deferred
+        yield t
         prepared = loop.finish_lone_step(t)
 
 
