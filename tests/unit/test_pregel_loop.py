@@ -362,6 +362,16 @@ def _needs_stategraph():
         pytest.skip("warpgraph.graph.StateGraph not available yet")
 
 
+def _two_nodes(L, S, first, second, checkpointer=None):
+    """START -> first -> second: `first` and `second` are (name, node) pairs."""
+    b = L.StateGraph(S)
+    b.add_node(*first)
+    b.add_node(*second)
+    b.add_edge(L.START, first[0])
+    b.add_edge(first[0], second[0])
+    return b.compile(checkpointer=checkpointer)
+
+
 def sg_interrupt(L):
     from typing_extensions import TypedDict
 
@@ -374,12 +384,8 @@ def sg_interrupt(L):
         b = L.interrupt("second")
         return {"answers": [a, b]}
 
-    b = L.StateGraph(S)
-    b.add_node("start", lambda s: {"n": s["n"] + 1})
-    b.add_node("ask", ask)
-    b.add_edge(L.START, "start")
-    b.add_edge("start", "ask")
-    return b.compile(checkpointer=L.InMemorySaver())
+    start = ("start", lambda s: {"n": s["n"] + 1})
+    return _two_nodes(L, S, start, ("ask", ask), L.InMemorySaver())
 
 
 def sg_subgraph(L):
@@ -392,18 +398,9 @@ def sg_subgraph(L):
         v = L.interrupt("inner?")
         return {"n": s["n"] + v}
 
-    cb = L.StateGraph(S)
-    cb.add_node("c1", lambda s: {"n": s["n"] * 2})
-    cb.add_node("c2", child_node)
-    cb.add_edge(L.START, "c1")
-    cb.add_edge("c1", "c2")
-    child = cb.compile()
-    pb = L.StateGraph(S)
-    pb.add_node("p1", lambda s: {"n": s["n"] + 1})
-    pb.add_node("sub", child)
-    pb.add_edge(L.START, "p1")
-    pb.add_edge("p1", "sub")
-    return pb.compile(checkpointer=L.InMemorySaver())
+    child = _two_nodes(L, S, ("c1", lambda s: {"n": s["n"] * 2}), ("c2", child_node))
+    p1 = ("p1", lambda s: {"n": s["n"] + 1})
+    return _two_nodes(L, S, p1, ("sub", child), L.InMemorySaver())
 
 
 def sg_goto(L):

@@ -244,7 +244,26 @@ def test_one_failure_among_running_tasks():
     assert ours[1] == ("ValueError", "bad1")
 
 
-def test_first_error_to_complete_is_raised():
+def _early_key_error(side, x):
+    return KeyError("early")
+
+
+def _early_interrupt(side, x):
+    return side.GraphInterrupt((side.Interrupt(value=x, id="i"),))
+
+
+@pytest.mark.parametrize(
+    ("early_error", "late_error", "raised"),
+    [
+        (_early_key_error, ValueError("late"), ("KeyError", "'early'")),
+        (_early_interrupt, ValueError("boom"), ("ValueError", "boom")),
+    ],
+    ids=["first_error_to_complete_is_raised", "error_wins_over_interrupt"],
+)
+def test_outcome_of_two_failing_tasks(early_error, late_error, raised):
+    """Two tasks start together; one fails at once, the other later: the step raises the
+    first error to complete, and an error rather than an interrupt."""
+
     def scenario(side):
         gate = threading.Barrier(2, timeout=10)
         first_done = threading.Event()
@@ -252,7 +271,7 @@ def test_first_error_to_complete_is_raised():
         def early(x):
             gate.wait()
             try:
-                raise KeyError("early")
+                raise early_error(side, x)
             finally:
                 first_done.set()
 
@@ -260,13 +279,13 @@ def test_first_error_to_complete_is_raised():
             gate.wait()
             first_done.wait(5)
             time.sleep(0.05)
-            raise ValueError("late")
+            raise late_error
 
         return [make_task(side, "late", late, 0), make_task(side, "early", early, 1)]
 
     ours, theirs = compare(scenario)
     assert ours == theirs
-    assert ours[1] == ("KeyError", "'early'")
+    assert ours[1] == raised
     assert len(ours[0]) == 2  # the running task was waited for and recorded
 
 
@@ -294,26 +313,6 @@ def test_interrupts_merged_in_task_order():
     _, exc = wg_tick([make_task(WG, f"n{i}", intr, i) for i in range(3)])
     assert isinstance(exc, GraphInterrupt)
     assert [i.value for i in exc.args[0]] == [0, 1, 2]
-
-
-def test_error_wins_over_interrupt():
-    def scenario(side):
-        gate = threading.Barrier(2, timeout=10)
-
-        def intr(x):
-            gate.wait()
-            raise side.GraphInterrupt((side.Interrupt(value=x, id="i"),))
-
-        def fail(x):
-            gate.wait()
-            time.sleep(0.02)
-            raise ValueError("boom")
-
-        return [make_task(side, "a", intr, 0), make_task(side, "b", fail, 1)]
-
-    ours, theirs = compare(scenario)
-    assert ours == theirs
-    assert ours[1] == ("ValueError", "boom")
 
 
 def test_single_task_raises_the_same_objects():

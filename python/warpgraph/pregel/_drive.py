@@ -33,7 +33,10 @@ from warpgraph.pregel._executor import get_pool
 from warpgraph.pregel._live import LiveOut, tick_live
 from warpgraph.pregel._loop import RUN, PregelLoop
 from warpgraph.pregel._persist import ACTIVE, SaverSession, _in_memory
+from warpgraph.pregel._records import LONE_RUN, LoneRunOp
+from warpgraph.pregel._retry import arun_with_retry
 from warpgraph.pregel._runner import PregelRunner
+from warpgraph.pregel._stepping import Stepping
 from warpgraph.pregel._stream import Stream
 from warpgraph.runtime import DEFAULT_RUNTIME, run_runtime
 
@@ -48,31 +51,10 @@ def drive(
     session = (
         SaverSession(saver, loop.durability, False, loop.is_nested) if saver is not None else None
     )
-    # nobody consumes chunks between steps: the runner would run a lone task in this
-    # thread, so the loop may do it itself, and hand its saver ops on itself: as they are
-    # when the session only passes them on, else through the session (batch / writer mode
-    # taking each task's writes: the same calls the driver makes, in the same order)
-    if not FAST_PATHS:  # WARPGRAPH_FAST_PATHS=0: every step through the general path
+    if FAST_PATHS:
+        _take_fast_paths(loop, saver, session, out, runner, timeout, False)
+    else:  # WARPGRAPH_FAST_PATHS=0: every step through the general path
         loop._shares_inputs = False
-        yield from _general(machine, loop, session, out, runner, timeout)
-        return
-    if session is None:
-        loop.perform_write = None
-    elif session.passes_ops_through and not session.hooks_tasks:
-        loop.perform_write = session.call_saver
-        # the engine may encode the envelope of each checkpoint it creates for the saver
-        loop.packed_puts = _in_memory(saver) and saver.takes_packed_puts()
-    elif session.mode != "plain" and session.hooks_tasks:
-        loop.perform_write = session.perform_write
-        loop.lone_session = session
-    loop.runs_lone_tasks = (
-        (session is None or loop.perform_write is not None)
-        and out is None
-        and loop.stream is None
-        and timeout is None
-        and runner.retry_policy is None
-        and type(runner).tick is PregelRunner.tick
-    )
     try:
         yield from _drive_machine(machine, loop, session, out, runner, timeout)
     except GeneratorExit:
@@ -84,25 +66,46 @@ def drive(
             _quiet(session.close)  # the consumer stopped early: keep what was produced
 
 
-def _general(
-    machine: Any,
+def _take_fast_paths(
     loop: PregelLoop,
+    saver: Any,
     session: SaverSession | None,
     out: deque | None,
     runner: Any,
     timeout: Any,
-) -> Iterator[tuple]:
-    """`drive` with no fast path (`loop.runs_lone_tasks`, `perform_write`, `lone_session`,
-    `packed_puts` stay off)."""
-    try:
-        yield from _drive_machine(machine, loop, session, out, runner, timeout)
-    except GeneratorExit:
-        _settle(machine, session)
-        raise
-    finally:
-        machine.close()
-        if session is not None and not session.closed:
-            _quiet(session.close)
+    is_async: bool,
+) -> None:
+    """A driver's fast paths for this run (`loop.runs_lone_tasks`, `awaits_lone_tasks`,
+    `perform_write`, `lone_session`, `packed_puts`): nobody consumes chunks between steps,
+    so the runner would run a lone task in the driver's thread (sync) or inline in its
+    asyncio task (async, `atick`): the loop may run it itself (the async driver only awaits
+    the task, `_lone.alone_steps`), and hand its saver ops on itself: as they are when the
+    session only passes them on (async: when the saver's async methods only call the sync
+    ones, `SaverSession.sync_twins`), else, sync only, through the session (batch / writer
+    mode taking each task's writes: the same calls the driver makes, in the same order)."""
+    if session is None:
+        loop.perform_write = None
+    elif (
+        session.passes_ops_through
+        and not session.hooks_tasks
+        and (session.sync_twins or not is_async)
+    ):
+        loop.perform_write = session.call_saver
+        # the engine may encode the envelope of each checkpoint it creates for the saver
+        loop.packed_puts = _in_memory(saver) and saver.takes_packed_puts()
+    elif session.mode != "plain" and session.hooks_tasks and not is_async:
+        loop.perform_write = session.perform_write
+        loop.lone_session = session
+    tick = "atick" if is_async else "tick"  # (the runner's own: no subclass's)
+    loop.runs_lone_tasks = (
+        (session is None or loop.perform_write is not None)
+        and out is None
+        and loop.stream is None
+        and timeout is None
+        and runner.retry_policy is None
+        and getattr(type(runner), tick) is getattr(PregelRunner, tick)
+    )
+    loop.awaits_lone_tasks = is_async and loop.runs_lone_tasks
 
 
 # --- what `_steps` yields to the drivers ---------------------------------------------
@@ -169,8 +172,8 @@ def _closing(machine: Any, session: SaverSession | None) -> Generator[Any, Any, 
             kind = op[0]
             if kind is CACHE_OP:
                 value = yield op
-            elif kind is RUN or session is None:
-                pass
+            elif kind is RUN or kind is LONE_RUN or session is None:
+                pass  # (nothing runs any more)
             elif kind in ("get_tuple", "get_before", "get_delta_history"):
                 value = yield _Call(kind, op[1:])
             else:  # a write op
@@ -191,36 +194,39 @@ def _closing(machine: Any, session: SaverSession | None) -> Generator[Any, Any, 
 def _settle(machine: Any, session: SaverSession | None) -> None:
     """Sync: perform `_closing`'s operations (a failure is a warning: the consumer has
     gone, nobody could catch it)."""
-    ops = _closing(machine, session)
-    value: Any = None
+    ops = Stepping(_closing(machine, session))
     try:
-        while True:
-            item = ops.send(value)
-            if type(item) is _Call:
-                value = getattr(session, item.method)(*item.args)
-            else:
-                value = perform(item)  # a cache op
-    except StopIteration:
-        pass
+        for item in ops:  # (errors are not thrown back: the first one ends it)
+            ops.value = _perform(session, item)
     except Exception as e:  # noqa: BLE001
         _warn_lost(e)
 
 
 async def _asettle(machine: Any, session: SaverSession | None) -> None:
-    """Async twin of `_settle`."""
-    ops = _closing(machine, session)
-    value: Any = None
+    """`_settle` for the async driver."""
+    ops = Stepping(_closing(machine, session))
     try:
-        while True:
-            item = ops.send(value)
-            if type(item) is _Call:
-                value = await getattr(session, _ASYNC_NAMES[item.method])(*item.args)
-            else:
-                value = await aperform(item)  # a cache op
-    except StopIteration:
-        pass
+        for item in ops:
+            ops.value = await _aperform(session, item)
     except Exception as e:  # noqa: BLE001
         _warn_lost(e)
+
+
+def _perform(session: Any, item: Any) -> Any:
+    """A `_Call` (the session's method) or a cache op, performed by the sync driver."""
+    if type(item) is _Call:
+        return getattr(session, item.method)(*item.args)
+    return perform(item)
+
+
+async def _aperform(session: Any, item: Any) -> Any:
+    """`_perform` for the async driver: the session's async twin, the cache's async call;
+    and a lone step's task (`LoneRunOp`), run as `atick` runs a step's only task."""
+    if type(item) is _Call:
+        return await getattr(session, _ASYNC_NAMES[item.method])(*item.args)
+    if type(item) is LoneRunOp:
+        return await arun_with_retry(item.task, None)
+    return await aperform(item)
 
 
 def _steps(
@@ -264,7 +270,9 @@ def _steps(
         value = exc = None
         kind = op[0]
         try:
-            if kind is RUN:
+            if kind is LONE_RUN:  # (the async driver's: `_lone.alone_steps`)
+                value = yield op
+            elif kind is RUN:
                 if session is not None:
                     yield _FLUSH  # the previous step's checkpoint commits before this one
             elif kind == "get_tuple":
@@ -338,39 +346,35 @@ def _drive_machine(
     runner: Any,
     timeout: Any,
 ) -> Iterator[tuple]:
-    steps = _steps(machine, loop, session, out)
-    value: Any = None
-    exc: BaseException | None = None
-    while True:
-        try:
-            item = steps.send(value) if exc is None else steps.throw(exc)
-        except StopIteration:
-            return
-        value = exc = None
+    steps = Stepping(_steps(machine, loop, session, out))
+    for item in steps:
         kind = type(item)
         if kind is _Emit:
             yield item.chunk
             continue
         try:
-            if kind is _Call:
-                value = getattr(session, item.method)(*item.args)
-            elif kind is _Tick:
-                tasks = item.tasks
-                done = (
-                    session.hook(loop, len(tasks), session.commit)
-                    if item.hook
-                    else loop.on_task_done
-                )
-                if item.live:
-                    yield from _live_tick(runner, tasks, done, timeout, out)
-                else:
-                    runner.tick(tasks, on_done=done, timeout=timeout)
+            if kind is not _Tick:  # a session call or a cache op
+                steps.value = _perform(session, item)
+            elif item.live:
+                done = _on_done(loop, session, item, False)
+                yield from _live_tick(runner, item.tasks, done, timeout, out)
             else:
-                value = perform(item)  # a cache op
+                runner.tick(
+                    item.tasks, on_done=_on_done(loop, session, item, False), timeout=timeout
+                )
         except GeneratorExit:
             raise  # the consumer stopped (during a live step): nothing more may be yielded
         except BaseException as e:  # noqa: BLE001
-            exc = e
+            steps.error = e
+
+
+def _on_done(loop: PregelLoop, session: Any, tick: _Tick, is_async: bool) -> Any:
+    """The runner's `on_done` for a step: the loop's, wrapped by the session's hook when
+    it takes each finished task's writes (committed at once; async: started on the event
+    loop, awaited before the session's next operation)."""
+    if not tick.hook:
+        return loop.on_task_done
+    return session.hook(loop, len(tick.tasks), session.start_commit if is_async else session.commit)
 
 
 async def adrive(
@@ -382,7 +386,9 @@ async def adrive(
     session = (
         SaverSession(saver, loop.durability, True, loop.is_nested) if saver is not None else None
     )
-    if not FAST_PATHS:
+    if FAST_PATHS:
+        _take_fast_paths(loop, saver, session, out, runner, timeout, True)
+    else:
         loop._shares_inputs = False
     steps = _adrive_machine(machine, loop, session, out, runner, timeout)
     closed = False
@@ -418,53 +424,37 @@ async def _adrive_machine(
     runner: Any,
     timeout: Any,
 ) -> AsyncIterator[tuple]:
-    steps = _steps(machine, loop, session, out)
+    steps = Stepping(_steps(machine, loop, session, out))
     live = isinstance(out, LiveOut)
-    value: Any = None
-    exc: BaseException | None = None
-    while True:
-        try:
-            item = steps.send(value) if exc is None else steps.throw(exc)
-        except StopIteration:
-            return
-        value = exc = None
-        kind = type(item)
-        if kind is _Emit:
+    for item in steps:
+        if type(item) is _Emit:
             yield item.chunk
-            continue
-        if kind is _Tick:
-            tasks = item.tasks
-            done = (
-                session.hook(loop, len(tasks), session.start_commit)
-                if item.hook
-                else loop.on_task_done
-            )
-            if live and item.live:  # chunks go out while the step runs (_live.py)
-                chunks = tick_live(out, runner.atick(tasks, on_done=done, timeout=timeout))
-                try:
-                    while True:
-                        try:
-                            chunk = await chunks.__anext__()
-                        except StopAsyncIteration:
-                            break
-                        except BaseException as e:  # noqa: BLE001 - the tick's error
-                            exc = e
-                            break
-                        yield chunk  # a close here cancels the step (tick_live's cleanup)
-                finally:
-                    await chunks.aclose()
-                continue
-        try:
-            if kind is _Call:
-                value = await getattr(session, _ASYNC_NAMES[item.method])(*item.args)
-            elif kind is _Tick:
-                await runner.atick(tasks, on_done=done, timeout=timeout)
-            else:
-                value = await aperform(item)  # a cache op
-        except GeneratorExit:
-            raise  # the consumer stopped (during a live step): nothing more may be yielded
-        except BaseException as e:  # noqa: BLE001
-            exc = e
+        elif type(item) is not _Tick:  # a session call or a cache op
+            try:
+                steps.value = await _aperform(session, item)
+            except BaseException as e:  # noqa: BLE001 - thrown into the steps
+                steps.error = e
+        elif live and item.live:  # chunks go out while the step runs (_live.py)
+            done = _on_done(loop, session, item, True)
+            chunks = tick_live(out, runner.atick(item.tasks, on_done=done, timeout=timeout))
+            try:
+                while True:
+                    try:
+                        chunk = await chunks.__anext__()
+                    except StopAsyncIteration:
+                        break
+                    except BaseException as e:  # noqa: BLE001 - the tick's error
+                        steps.error = e
+                        break
+                    yield chunk  # a close here cancels the step (tick_live's cleanup)
+            finally:
+                await chunks.aclose()
+        else:
+            done = _on_done(loop, session, item, True)
+            try:
+                await runner.atick(item.tasks, on_done=done, timeout=timeout)
+            except BaseException as e:  # noqa: BLE001 - thrown into the steps
+                steps.error = e
 
 
 # How often a live step looks for chunks its running tasks queued (seconds).

@@ -20,11 +20,20 @@ its writer). Without a saver, applying, the next checkpoint id and the next step
 take one crossing (`Engine.advance`).
 
 Nothing observable differs from the general path: the same task object (config built on
-first use), the same context isolation, the same writes, saver calls, versions and errors."""
+first use), the same context isolation, the same writes, saver calls, versions and errors.
+
+Under the async driver (`loop.awaits_lone_tasks`: no saver, or one whose async methods only
+call its sync ones, `SaverSession.sync_twins`) the step machine cannot run a task itself:
+`alone_steps` yields each lone step's task (`LoneRunOp`) and the driver awaits it exactly as
+the async runner runs a step's only task (`arun_with_retry`, inline in the driver's asyncio
+task: a sync node function still runs on a worker thread, a coroutine on the event loop);
+everything else of the step is the same as above. Those steps need no plan (the task runs
+as the general path runs it), only a node that is not a subgraph."""
 
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Generator
 from contextvars import copy_context
 from typing import Any
 
@@ -36,11 +45,13 @@ from warpgraph._internal._constants import (
     PUSH,
 )
 from warpgraph._internal._flags import FAST_PATHS
-from warpgraph.pregel._algo import _RT_FIELDS, _RT_STD, lazy_plans, lazy_task
+from warpgraph.pregel._algo import _RT_FIELDS, _RT_STD, _raw_config, lazy_plans, lazy_task
 from warpgraph.pregel._derived import LonePlan, derived
 from warpgraph.pregel._persist import ACTIVE
-from warpgraph.pregel._records import PreparedTask
+from warpgraph.pregel._records import LONE_RUN, LoneRunOp, PreparedTask
 from warpgraph.pregel._retry import _run_unconfigured
+
+_record = tuple.__new__  # a record of every field without its __new__'s Python frame
 from warpgraph.runtime import Runtime
 
 
@@ -66,14 +77,43 @@ def lone_steps_ok(loop: Any) -> bool:
 
 def lone_steps(loop: Any) -> None:
     """Run steps of one planned task until a step needs the general loop (see module doc)."""
+    session = loop.lone_session
+    writer = session is not None and session.mode == "writer"
+    for t in _lone_tasks(loop, False):
+        token = ACTIVE.set(session) if writer else None  # nested runs share its writer
+        try:  # (its config not built yet: the task holds what building it needs)
+            copy_context().run(_run_unconfigured, t, _raw_config(t), True)  # (a copy per task)
+        except Exception as exc:
+            loop.fail_lone_task(t, exc)
+            raise
+        finally:
+            if token is not None:
+                ACTIVE.reset(token)
+
+
+def alone_steps(loop: Any) -> Generator[LoneRunOp, Any, None]:
+    """`lone_steps` under the async driver (`loop.awaits_lone_tasks`): the step machine
+    yields each step's task for the driver to run as the async runner runs a step's only
+    task (`arun_with_retry`, in the driver's context); the rest of the step is the same."""
+    for t in _lone_tasks(loop, True):
+        try:
+            yield _record(LoneRunOp, (LONE_RUN, t))  # LoneRunOp(...)
+        except Exception as exc:
+            loop.fail_lone_task(t, exc)
+            raise
+
+
+def _lone_tasks(loop: Any, is_async: bool) -> Generator[Any, None, None]:
+    """The task of each step that lone steps can run, for the caller to run; each step is finished when the caller asks for the next task.
+    Stops (having changed nothing) at the first step that needs the general loop: several
+    tasks, a PUSH task, a node lone steps cannot run (`lone_plans`; the sync driver's need a
+    plan, the async runner's run the node as the general path does)."""
     conf = loop.conf
     if loop.pending_writes or loop.is_replaying or CONFIG_KEY_RESUMING in conf:
         return  # none of these changes while steps run here
     prepare = loop.engine.prepare_next_tasks
     runs = lone_plans(loop.graph)
     pns = loop.parent_ns
-    session = loop.lone_session
-    writer = session is not None and session.mode == "writer"
     v = loop.checkpoint_v
     control = loop.control
     perform = loop.perform_write
@@ -89,7 +129,7 @@ def lone_steps(loop: Any) -> None:
             return
         task_id, name, path, triggers, val = prepared[0]
         how = runs.get(name)
-        if how is None or path[0] == PUSH:
+        if how is None or path[0] == PUSH or (how.plan is None and not is_async):
             return
         node, mapper, writers, subgraphs, plan = how
         if mapper is not None:
@@ -112,21 +152,15 @@ def lone_steps(loop: Any) -> None:
         )
         if perform is not None:
             loop.start_lone_task(t)
-        token = ACTIVE.set(session) if writer else None  # nested runs share its writer
-        try:
-            copy_context().run(_run_unconfigured, t, deferred, True)  # (a copy per task)
-        except Exception as exc:
-            loop.fail_lone_task(t, exc)
-            raise
-        finally:
-            if token is not None:
-                ACTIVE.reset(token)
+        yield t
         prepared = loop.finish_lone_step(t)
 
 
 def lone_plans(graph: Any) -> dict[str, LonePlan]:
-    """Per node that lone steps can run (a plan, no retry policy, no timeout, no managed
-    values, no error handler); kept with the graph's other derived caches (`_derived.py`)."""
+    """Per node that lone steps can run (no retry policy, no timeout, no managed values, no
+    error handler; the sync driver's also need a plan: `plan` None is a node only the async
+    driver's run, one that is not a subgraph); kept with the graph's other derived caches
+    (`_derived.py`)."""
     d = derived(graph)
     runs = d.lone_plans
     if runs is None:
@@ -135,7 +169,7 @@ def lone_plans(graph: Any) -> dict[str, LonePlan]:
         runs = d.lone_plans = {
             name: LonePlan(info.node, info.mapper, info.writers, info.subgraphs, plan)
             for name, info in d.nodes.items()
-            if (plan := plans.get(name)) is not None
+            if ((plan := plans.get(name)) is not None or not info.subgraphs)
             and not info.retry_policy
             and info.timeout is None
             and not info.managed

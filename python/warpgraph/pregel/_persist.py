@@ -63,6 +63,7 @@ from warpgraph._internal._flags import FAST_PATHS
 from warpgraph.checkpoint._sql import NO_EXPECTATION, PutOp, WritesOp
 from warpgraph.checkpoint._sql.writer import FailureSink
 from warpgraph.pregel._records import PutCheckpointOp, PutWritesOp, WriteOp
+from warpgraph.pregel._stepping import Stepping
 
 __all__ = (
     "WRITE_LANGGRAPH_TYPES",
@@ -209,6 +210,18 @@ def _in_memory(saver: Any) -> bool:
     return isinstance(saver, InMemorySaver)
 
 
+def _sync_twins(saver: Any) -> bool:
+    """`saver`'s `aput` / `aput_writes` are InMemorySaver's, which call `put` / `put_writes`."""
+    from warpgraph.checkpoint.memory import InMemorySaver
+
+    cls = type(saver)
+    return (
+        isinstance(saver, InMemorySaver)
+        and cls.aput is InMemorySaver.aput
+        and cls.aput_writes is InMemorySaver.aput_writes
+    )
+
+
 class SaverSession:
     """Decisions for one run's saver operations (see module doc)."""
 
@@ -230,6 +243,7 @@ class SaverSession:
         "saver",
         "shared",
         "sink",
+        "sync_twins",
         "task_path",
         "writer",
     )
@@ -276,6 +290,9 @@ class SaverSession:
             and not fence
             and (self.foreign is None or not WRITE_LANGGRAPH_TYPES)
         )
+        # the saver's async write methods only call its sync ones (warpgraph's InMemorySaver:
+        # its own `aput` / `aput_writes`), so an async run may call those directly
+        self.sync_twins = FAST_PATHS and is_async and _sync_twins(saver)
 
     # --- reads / the run's head -------------------------------------------------------
     def head_lookup(self, config: dict) -> dict | None:
@@ -436,9 +453,9 @@ class SaverSession:
     # --- plans ------------------------------------------------------------------------
     # Each operation with a sync and an async form is written once, as a plan: a generator
     # yielding the saver calls `(method, args, kwargs)` (sync names; the async executor
-    # awaits the `a`-prefixed twin) and the waits below, and returning the result. The
-    # executors (`_run`, `_arun`) perform each step and send its result back (or throw
-    # its error in).
+    # awaits the `a`-prefixed twin) and the waits below (pairs: the sync executor's method
+    # and the async one's), and returning the result. The executors (`_run`, `_arun`: one
+    # `Stepping` each) perform each step and send its result back (or throw its error in).
 
     def _commit_plan(self, items: list) -> Plan:
         if self.mode == "writer":
@@ -511,31 +528,34 @@ class SaverSession:
 
     # --- sync executor ----------------------------------------------------------------
     def _run(self, plan: Plan) -> Any:
-        value: Any = None
-        exc: BaseException | None = None
-        while True:
+        steps = Stepping(plan)
+        for step in steps:
             try:
-                step = plan.send(value) if exc is None else plan.throw(exc)
-            except StopIteration as stop:
-                return stop.value
-            value = exc = None
-            try:
-                if step is _SETTLE:
-                    self.root.writer.flush()  # type: ignore[union-attr]
-                elif step is _CLOSE_WRITER:
-                    self.writer.close()
-                elif step is _WAIT_SHARED_WRITER:
-                    self.writer.flush()
-                elif step is _AWAIT_INFLIGHT:  # (never: only async commits run in flight)
-                    raise RuntimeError("async commits in flight in a sync run")
-                else:
-                    name, args, kw = step
-                    if name == _LIST_FIRST:
-                        value = next(iter(self.saver.list(*args, **kw)), None)
-                    else:
-                        value = getattr(self.saver, name)(*args, **kw)
+                steps.value = self._perform(step)
             except BaseException as e:  # noqa: BLE001 - thrown into the plan
-                exc = e
+                steps.error = e
+        return steps.result
+
+    def _perform(self, step: tuple) -> Any:
+        """One step of a plan: a wait (this executor's method of it) or a saver call."""
+        if len(step) == 2:
+            return getattr(self, step[0])()
+        name, args, kw = step
+        if name == _LIST_FIRST:
+            return next(iter(self.saver.list(*args, **kw)), None)
+        return getattr(self.saver, name)(*args, **kw)
+
+    def _settle_root(self) -> None:
+        self.root.writer.flush()  # type: ignore[union-attr]
+
+    def _close_writer(self) -> None:
+        self.writer.close()
+
+    def _wait_shared(self) -> None:
+        self.writer.flush()
+
+    def _no_inflight(self) -> None:  # (never: only async commits run in flight)
+        raise RuntimeError("async commits in flight in a sync run")
 
     def commit(self, items: list) -> None:
         """Commit `items` (one transaction when the saver batches; in writer mode: hand
@@ -582,34 +602,31 @@ class SaverSession:
 
     # --- async executor ---------------------------------------------------------------
     async def _arun(self, plan: Plan) -> Any:
-        value: Any = None
-        exc: BaseException | None = None
-        while True:
+        steps = Stepping(plan)
+        for step in steps:
             try:
-                step = plan.send(value) if exc is None else plan.throw(exc)
-            except StopIteration as stop:
-                return stop.value
-            value = exc = None
-            try:
-                if step is _SETTLE:
-                    await self._asettle()
-                elif step is _CLOSE_WRITER:
-                    # the writer's commits may need this event loop (aiosqlite): wait off-loop
-                    await asyncio.to_thread(self.writer.close)
-                elif step is _WAIT_SHARED_WRITER:
-                    await asyncio.wrap_future(self.writer.marker())
-                elif step is _AWAIT_INFLIGHT:
-                    await self.await_inflight()
-                else:
-                    name, args, kw = step
-                    if name == _LIST_FIRST:
-                        async for tup in self.saver.alist(*args, **kw):
-                            value = tup
-                            break
-                    else:
-                        value = await getattr(self.saver, "a" + name)(*args, **kw)
+                steps.value = await self._aperform(step)
             except BaseException as e:  # noqa: BLE001 - thrown into the plan
-                exc = e
+                steps.error = e
+        return steps.result
+
+    async def _aperform(self, step: tuple) -> Any:
+        """`_perform` awaiting: the wait's async method, the saver's `a`-prefixed twin."""
+        if len(step) == 2:
+            return await getattr(self, step[1])()
+        name, args, kw = step
+        if name != _LIST_FIRST:
+            return await getattr(self.saver, "a" + name)(*args, **kw)
+        async for tup in self.saver.alist(*args, **kw):
+            return tup
+        return None
+
+    async def _aclose_writer(self) -> None:
+        # the writer's commits may need this event loop (aiosqlite): wait off-loop
+        await asyncio.to_thread(self.writer.close)
+
+    async def _await_shared(self) -> None:
+        await asyncio.wrap_future(self.writer.marker())
 
     async def acommit(self, items: list) -> None:
         await self._arun(self._commit_plan(items))
@@ -621,7 +638,9 @@ class SaverSession:
             self.check()
 
     async def acall_saver(self, op: WriteOp) -> None:
-        """`call_saver` for the async driver (which never asks for engine-encoded puts)."""
+        """`call_saver` for the async driver (engine-encoded puts only with `sync_twins`)."""
+        if self.sync_twins:
+            return self.call_saver(op)
         name, args = _passed_op_call(op, self.task_path)
         await getattr(self.saver, "a" + name)(*args)
 
@@ -664,11 +683,12 @@ Plan = Generator[Any, Any, Any]
 """A session operation as steps (see the session's "plans")."""
 
 
-# the waits a plan may yield besides saver calls (each executor knows how to wait)
-_SETTLE: Any = object()  # a nested run's read waits for its root run's writer
-_CLOSE_WRITER: Any = object()  # the run's own writer: commit all, stop
-_WAIT_SHARED_WRITER: Any = object()  # the shared writer: this run's commits
-_AWAIT_INFLIGHT: Any = object()  # async: commits started from task callbacks
+# the waits a plan may yield besides saver calls: (the sync executor's method performing
+# it, the async executor's)
+_SETTLE = ("_settle_root", "_asettle")  # a nested run's read waits for its root's writer
+_CLOSE_WRITER = ("_close_writer", "_aclose_writer")  # the run's own writer: commit all, stop
+_WAIT_SHARED_WRITER = ("_wait_shared", "_await_shared")  # the shared writer: this run's commits
+_AWAIT_INFLIGHT = ("_no_inflight", "await_inflight")  # async: commits started from callbacks
 _LIST_FIRST = "list_first"  # a call step: the first tuple `list(*args, **kw)` gives
 
 

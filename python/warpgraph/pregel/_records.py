@@ -13,8 +13,10 @@ from __future__ import annotations
 from typing import Any, Literal, NamedTuple
 
 __all__ = (
+    "LONE_RUN",
     "RUN",
     "GetTupleOp",
+    "LoneRunOp",
     "PreparedTask",
     "PutCheckpointOp",
     "PutWritesOp",
@@ -24,6 +26,7 @@ __all__ = (
 )
 
 RUN = "run"
+LONE_RUN = "run_lone"
 
 
 # --- the engine's tuples (layout only) ---------------------------------------------------
@@ -55,6 +58,14 @@ class RunOp(NamedTuple):
 
     kind: Literal["run"]
     tasks: list
+
+
+class LoneRunOp(NamedTuple):
+    """Run a lone step's task as the async runner runs a step's only task (`_lone.py`:
+    the async driver awaits it, sending back nothing or throwing its error in)."""
+
+    kind: Literal["run_lone"]
+    task: Any
 
 
 class GetTupleOp(NamedTuple):

@@ -83,6 +83,43 @@ class _Step:
             self.interrupts.sort(key=lambda pair: pair[0])
             raise GraphInterrupt(tuple(i for _, exc in self.interrupts for i in exc.args[0]))
 
+    def raise_timeout(self, error: type[BaseException]) -> None:
+        """The step ran out of time: raise `error` unless a task's outcome is to be raised
+        (`raise_outcome`)."""
+        if not self.errors and not self.bubbles and not self.interrupts:
+            raise error("Timed out")
+
+
+class _Inline:
+    """A step's only task, run inline: iterating gives the task, then, each time a run
+    fails and `on_done` routes the failure to the node's error handler (`routed`), the
+    handler's task; a run that did not fail is reported to `on_done` as the iteration
+    ends."""
+
+    __slots__ = ("on_done", "ran", "task")
+
+    def __init__(self, task: Any, on_done: OnDone) -> None:
+        self.task, self.on_done, self.ran = task, on_done, None
+
+    def __iter__(self) -> _Inline:
+        return self
+
+    def __next__(self) -> Any:
+        task = self.task
+        if task is None:
+            if self.ran is not None:  # it succeeded
+                self.on_done(self.ran, None)
+            raise StopIteration
+        self.ran, self.task = task, None
+        return task
+
+    def routed(self, exc: BaseException) -> bool:
+        """The current run failed with `exc`: report it; whether the failure was routed to
+        an error handler (whose task runs next) rather than to be raised."""
+        task, self.ran = self.ran, None
+        self.task = self.on_done(task, exc)
+        return self.task is not None
+
 
 class _Batch(_Step):
     """A sync step spread over the worker pool; `work` is the job of every participant."""
@@ -222,7 +259,10 @@ class PregelRunner:
         self.max_concurrency = max_concurrency
         self.retry_policy = tuple(retry_policy) if retry_policy else None
 
-    def _todo(self, tasks: Iterable[Any]) -> list[Any]:
+    def _todo(self, tasks: Iterable[Any]) -> list[Any] | None:
+        """The tasks to run: those without writes."""
+        if type(tasks) is list and len(tasks) == 1:
+            return tasks if not tasks[0].writes else None
         return [t for t in tasks if not t.writes]
 
     def tick(
@@ -236,26 +276,19 @@ class PregelRunner:
         """Run `tasks` (those without writes) to completion; see the module docstring.
         `timeout`: seconds for the whole step; TimeoutError when exceeded (running tasks
         are waited for, tasks not started are reported cancelled)."""
-        if type(tasks) is list and len(tasks) == 1:
-            todo = tasks if not tasks[0].writes else None
-        else:
-            todo = self._todo(tasks)
+        todo = self._todo(tasks)
         if not todo:
             return
         policy = retry_policy if retry_policy is not None else self.retry_policy
         if len(todo) == 1 and timeout is None:
-            task = todo[0]
-            while True:
+            inline = _Inline(todo[0], on_done)
+            for task in inline:
                 try:
                     copy_context().run(run_with_retry, task, policy)
                 except Exception as exc:
-                    handler = on_done(task, exc)
-                    if handler is None:
+                    if not inline.routed(exc):
                         raise
-                    task = handler  # the failure was routed to its error handler
-                    continue
-                on_done(task, None)
-                return
+            return
         batch = _Batch(todo, on_done, policy, _limit(self.max_concurrency, todo) - 1)
         if timeout is None:  # the caller is one of the `limit` participants
             batch.work()
@@ -266,8 +299,7 @@ class PregelRunner:
             if not batch.latch.acquire(timeout=max(0.0, timeout)):
                 batch.cancel_rest()
                 batch.latch.acquire()  # tasks already running cannot be interrupted
-                if not batch.errors and not batch.bubbles and not batch.interrupts:
-                    raise TimeoutError("Timed out")
+                batch.raise_timeout(TimeoutError)
         batch.raise_outcome()
 
     async def atick(
@@ -284,19 +316,15 @@ class PregelRunner:
         if not todo:
             return
         policy = retry_policy if retry_policy is not None else self.retry_policy
-        if len(todo) == 1 and timeout is None:
-            task = todo[0]
-            while True:
+        if len(todo) == 1 and timeout is None:  # run inline, in this task
+            inline = _Inline(todo[0], on_done)
+            for task in inline:
                 try:
                     await arun_with_retry(task, policy)
                 except Exception as exc:
-                    handler = on_done(task, exc)
-                    if handler is None:
+                    if not inline.routed(exc):
                         raise
-                    task = handler  # the failure was routed to its error handler
-                    continue
-                on_done(task, None)
-                return
+            return
         step = _Step(todo, on_done)
         limit = _limit(self.max_concurrency, todo, None)
         sem = asyncio.Semaphore(limit) if limit else None
@@ -348,8 +376,7 @@ class PregelRunner:
             for fut in pending:
                 fut.cancel()
             await asyncio.wait(pending)
-            if not step.errors and not step.bubbles and not step.interrupts:
-                raise asyncio.TimeoutError("Timed out")
+            step.raise_timeout(asyncio.TimeoutError)
         step.raise_outcome()
 
 
