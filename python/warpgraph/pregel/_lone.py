@@ -45,7 +45,7 @@ from warpgraph._internal._constants import (
     PUSH,
 )
 from warpgraph._internal._flags import FAST_PATHS
-from warpgraph.pregel._algo import _RT_FIELDS, _RT_STD, _raw_config, lazy_plans, lazy_task
+from warpgraph.pregel._algo import _RT_FIELDS, _RT_STD, _stored_config, lazy_plans, lazy_task
 from warpgraph.pregel._derived import LonePlan, derived
 from warpgraph.pregel._persist import ACTIVE
 from warpgraph.pregel._records import LONE_RUN, LoneRunOp, PreparedTask
@@ -82,7 +82,7 @@ def lone_steps(loop: Any) -> None:
     for t in _lone_tasks(loop, False):
         token = ACTIVE.set(session) if writer else None  # nested runs share its writer
         try:  # (its config not built yet: the task holds what building it needs)
-            copy_context().run(_run_unconfigured, t, _raw_config(t), True)  # (a copy per task)
+            copy_context().run(_run_unconfigured, t, _stored_config(t), True)  # (a copy per task)
         except Exception as exc:
             loop.fail_lone_task(t, exc)
             raise
