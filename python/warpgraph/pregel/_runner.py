@@ -90,8 +90,8 @@ class _Step:
             raise error("Timed out")
 
 
-class _Inline:
-    """A step's only task, run inline: iterating gives the task, then, each time a run
+class _OnlyTask:
+    """A step's only task, run in the calling thread or task: iterating gives the task, then, each time a run
     fails and `on_done` routes the failure to the node's error handler (`routed`), the
     handler's task; a run that did not fail is reported to `on_done` as the iteration
     ends."""
@@ -101,7 +101,7 @@ class _Inline:
     def __init__(self, task: Any, on_done: OnDone) -> None:
         self.task, self.on_done, self.ran = task, on_done, None
 
-    def __iter__(self) -> _Inline:
+    def __iter__(self) -> _OnlyTask:
         return self
 
     def __next__(self) -> Any:
@@ -281,12 +281,12 @@ class PregelRunner:
             return
         policy = retry_policy if retry_policy is not None else self.retry_policy
         if len(todo) == 1 and timeout is None:
-            inline = _Inline(todo[0], on_done)
-            for task in inline:
+            only = _OnlyTask(todo[0], on_done)
+            for task in only:
                 try:
                     copy_context().run(run_with_retry, task, policy)
                 except Exception as exc:
-                    if not inline.routed(exc):
+                    if not only.routed(exc):
                         raise
             return
         batch = _Batch(todo, on_done, policy, _limit(self.max_concurrency, todo) - 1)
@@ -317,12 +317,12 @@ class PregelRunner:
             return
         policy = retry_policy if retry_policy is not None else self.retry_policy
         if len(todo) == 1 and timeout is None:  # run inline, in this task
-            inline = _Inline(todo[0], on_done)
-            for task in inline:
+            only = _OnlyTask(todo[0], on_done)
+            for task in only:
                 try:
                     await arun_with_retry(task, policy)
                 except Exception as exc:
-                    if not inline.routed(exc):
+                    if not only.routed(exc):
                         raise
             return
         step = _Step(todo, on_done)
