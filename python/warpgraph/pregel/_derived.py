@@ -37,13 +37,14 @@ class NodeInfo(NamedTuple):
 
 class LonePlan(NamedTuple):
     """How a lone step runs a node (`_lone.lone_plans`): its task's fields and its plan
-    (`_algo.node_plan`)."""
+    (`_algo.node_plan`; None for a node without one, which only the async driver's lone
+    steps run, through the node itself)."""
 
     node: Any
     mapper: Any
     writers: Any
     subgraphs: Any
-    plan: tuple
+    plan: tuple | None
 
 
 class GraphDerived:
