@@ -8,9 +8,11 @@ injected).
 
 from __future__ import annotations
 
+import asyncio
 import collections.abc
 import contextvars
 import inspect
+import sys
 import types
 import typing
 import warnings
@@ -515,7 +517,14 @@ class RunnableSeq:
             if config.get("callbacks") is not None:  # a traced run's task (_lc.py)
                 return await _lc.atraced_seq(self, input, config, kwargs)
             config = _child_config(config)
-        if _CONFIG.get() is config:
+        if _TASK_CONTEXT:
+            # the first step (the node) runs as a task in a copy of the context, as in
+            # LangGraph: variables it sets stay out of the later steps and the caller
+            ctx = contextvars.copy_context()
+            ctx.run(set_config_var, config)
+            call = _ainvoke(self._first, input, config, **kwargs)
+            value = await asyncio.create_task(call, context=ctx)  # type: ignore[call-arg]
+        elif _CONFIG.get() is config:
             value = await _ainvoke(self._first, input, config, **kwargs)
         else:
             tokens = set_config_var(config)
@@ -526,6 +535,11 @@ class RunnableSeq:
         for step in self._rest:
             value = await _ainvoke(step, value, config)
         return value
+
+
+# Python 3.11+: `create_task(context=)`, which LangGraph's RunnableSeq uses to run a node in
+# a context of its own (on 3.10 it awaits the node in the caller's context, and so does this)
+_TASK_CONTEXT = sys.version_info >= (3, 11)
 
 
 RunnableLike = Union[  # noqa: UP007 (a runtime alias others combine with `| None`)
