@@ -64,7 +64,9 @@ from warpgraph.checkpoint.serde._decode import SerdeDecodeError
 __all__ = (
     "DELTA_TYPE",
     "AppendDeltaError",
+    "Rebuilt",
     "Tail",
+    "Tails",
     "chain_versions",
     "encode_value",
     "keep_tail",
@@ -174,13 +176,17 @@ def split_array(data: bytes) -> tuple[int, int] | None:
 
 
 def encode_value(
-    dumps: Callable[[Any], Typed], value: Any, version: Any, tails: list[Tail] | None
+    dumps: Callable[[Any], Typed],
+    value: Any,
+    version: Any,
+    tails: list[Tail] | None,
+    min_base: int = 0,
 ) -> tuple[Typed, Tail | None]:
     """The typed form to store for `value` at `version` and the tail it leaves.
 
-    A delta when `value` extends one of the channel's `tails` (see the module docstring),
-    else the whole value (a list in msgpack form starts a new chain; anything else leaves
-    no tail: None)."""
+    A delta when `value` extends one of the channel's `tails` (see the module docstring)
+    whose base is larger than `min_base` bytes, else the whole value (a list in msgpack
+    form starts a new chain; anything else leaves no tail: None)."""
     if type(value) is not list:
         return dumps(value), None
     tail = None
@@ -188,7 +194,7 @@ def encode_value(
         if known.version != version and known.extended_by(value):
             tail = known
             break
-    if tail is not None and tail.depth < MAX_DEPTH:
+    if tail is not None and tail.depth < MAX_DEPTH and tail.base_bytes > min_base:
         prefix = len(tail.items)
         typed = dumps(value[prefix:])
         head = split_array(typed[1]) if typed[0] == "msgpack" else None
@@ -205,6 +211,131 @@ def encode_value(
     if typed[0] != "msgpack" or split_array(typed[1]) is None:
         return typed, None
     return typed, Tail(version, tuple(value), 0, 0, len(typed[1]))
+
+
+class Tails:
+    """A saver's tails, `(thread, ns, channel) -> [Tail, ...]` newest first (at most
+    `limit` keys; all are dropped when it would hold more): the one bookkeeping of every
+    saver that stores append deltas. `min_base`: a chain's base must be larger than this
+    many bytes (the SQLite saver keeps smaller values only inline in its records, where a
+    delta could not find them)."""
+
+    __slots__ = ("held", "limit", "min_base")
+
+    def __init__(self, limit: int = 4096, min_base: int = 0) -> None:
+        self.held: dict[tuple[str, str, str], list[Tail]] = {}
+        self.limit = limit
+        self.min_base = min_base
+
+    def encode(
+        self,
+        dumps: Callable[[Any], Typed],
+        thread: str,
+        ns: str,
+        channel: str,
+        version: Any,
+        value: list,
+    ) -> tuple[Typed, Tail | None]:
+        """`encode_value` against the channel's tails (nothing is kept yet: `keep`)."""
+        return encode_value(
+            dumps, value, version, self.held.get((thread, ns, channel)), self.min_base
+        )
+
+    def dump(
+        self,
+        dumps: Callable[[Any], Typed],
+        thread: str,
+        ns: str,
+        channel: str,
+        version: Any,
+        value: list,
+    ) -> Typed:
+        """`encode`, its tail kept at once (a saver that queues the put in order: the
+        next put of the channel may extend it before this one is committed)."""
+        typed, tail = encode_value(
+            dumps, value, version, self.held.get((thread, ns, channel)), self.min_base
+        )
+        self.keep({(thread, ns, channel): tail})
+        return typed
+
+    def keep(self, tails: dict[tuple[str, str, str], Tail | None]) -> None:
+        """After a put: each channel's new tail only (what the run continues from; older
+        ones would keep earlier generations of the list's objects alive); None drops it."""
+        held = self.held
+        if len(held) + len(tails) > self.limit:
+            held.clear()
+        for key, tail in tails.items():
+            if tail is None:
+                held.pop(key, None)
+            else:
+                held[key] = [tail]
+
+    def read(
+        self, thread: str, ns: str, channel: str, typed: Typed, version: Any, value: Any
+    ) -> None:
+        """After a read decoded the list `value` of `channel` from the stored `typed`
+        (`read_tail`)."""
+        key = (thread, ns, channel)
+        held = self.held
+        kept = read_tail(typed, version, value, held.get(key))
+        if kept:
+            if len(held) >= self.limit and key not in held:
+                held.clear()
+            held[key] = kept
+
+    def forget(self, thread: str | None = None) -> None:
+        """Drop the tails of `thread` (None: all)."""
+        if thread is None:
+            self.held.clear()
+            return
+        for key in [k for k in self.held if k[0] == thread]:
+            del self.held[key]
+
+
+class Rebuilt:
+    """The full typed forms of the deltas a saver read before, by the saver's blob key
+    (a later version's chain stops at one: `rebuild`), at most `limit` bytes (all are
+    dropped when a new one would exceed it; one larger than a quarter is not kept)."""
+
+    __slots__ = ("held", "limit", "size")
+
+    def __init__(self, limit: int = 32 * 1024 * 1024) -> None:
+        self.held: dict[Any, Typed] = {}
+        self.limit = limit
+        self.size = 0
+
+    def clear(self) -> None:
+        self.held.clear()
+        self.size = 0
+
+    def rebuild(
+        self,
+        loads: Callable[[Typed], Any],
+        fetch: Callable[[Any], Typed | None],
+        key: Callable[[Any], Any],
+        typed: Typed,
+        version: Any,
+        channel: str,
+    ) -> tuple[Typed, Any]:
+        """`rebuild` of the delta `typed` stored at `version`: `fetch(v)` gives the
+        stored typed value of a version of the same (thread, ns, channel), `key(v)` its
+        key here (a version found here ends the walk)."""
+        held = self.held
+        hit = held.get(key(version))
+        if hit is not None:
+            return hit, loads(hit)
+
+        def known(v: Any) -> Typed | None:
+            return held.get(key(v)) or fetch(v)
+
+        full, value = rebuild(loads, known, typed, version, channel)
+        size = len(full[1])
+        if size <= self.limit // 4:
+            if self.size + size > self.limit:
+                self.clear()
+            held[key(version)] = full
+            self.size += size
+        return full, value
 
 
 def parse_delta(payload: bytes, where: str) -> tuple[Any, int, int, int, int, int, bytes]:
@@ -256,6 +387,29 @@ def chain_versions(
         if prev in known:
             break
         typed = fetch(prev)
+    return out
+
+
+def live_closure(
+    live: set[tuple[str, Any]], deltas: dict[tuple[str, Any], bytes], key_of: Callable[[Any], Any]
+) -> set[tuple[str, Any]]:
+    """`live` (channel, version key) pairs with every pair their append-delta chains read.
+    `deltas`: the stored deltas' payloads by (channel, version key) (only the deltas are
+    needed: a chain ends at its first value that is not one); `key_of`: a version's key."""
+    out = set(live)
+    for channel, vkey in live:
+        if (channel, vkey) not in deltas:
+            continue
+
+        def fetch(v: Any, channel: str = channel) -> Typed | None:
+            payload = deltas.get((channel, key_of(v)))
+            return None if payload is None else (DELTA_TYPE, payload)
+
+        for v in chain_versions(fetch, vkey, ())[1:]:
+            k = (channel, key_of(v))
+            if k in out:
+                break  # (its own chain is walked from there)
+            out.add(k)
     return out
 
 

@@ -281,17 +281,29 @@ def native_serde(serde: SerializerProtocol) -> bool:
 
 
 def blob_rows(
-    serde: SerializerProtocol, values: Mapping[str, Any], new_versions: ChannelVersions
+    serde: SerializerProtocol,
+    values: Mapping[str, Any],
+    new_versions: ChannelVersions,
+    lists: tuple[Any, str, str] | None = None,
 ) -> list[tuple[str, str, str, bytes]]:
-    """(channel, version_key, type, bytes) for each new version that has a value."""
+    """(channel, version_key, type, bytes) for each new version that has a value.
+    `lists`: `(encode, thread, ns)`, `encode(thread, ns, channel, version, value)` giving
+    the typed form of each exact list value (append deltas)."""
     try:
-        return _core.blob_rows(values, new_versions, serde.dumps_typed, native_serde(serde))
+        return _core.blob_rows(values, new_versions, serde.dumps_typed, native_serde(serde), lists)
     except TypeError:  # (also: not plain dicts) the loop below names a failing channel
         pass
     rows = []
     for channel, version in new_versions.items():
         if channel in values:
-            typ, data = _dump(serde, f"channel {channel!r}", values[channel])
+            value = values[channel]
+            typed = None
+            if lists is not None and type(value) is list:
+                try:
+                    typed = lists[0](lists[1], lists[2], channel, version, value)
+                except TypeError:
+                    pass  # (`_dump` names the channel)
+            typ, data = typed or _dump(serde, f"channel {channel!r}", value)
             rows.append((channel, version_key(version), typ, data))
     return rows
 

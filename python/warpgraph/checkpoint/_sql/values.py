@@ -17,7 +17,7 @@ import ormsgpack
 
 from warpgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
-__all__ = ("loads_many", "msgpack_payload", "unpack_payload")
+__all__ = ("loads_given", "loads_many", "msgpack_payload", "unpack_payload")
 
 _OPTION = ormsgpack.OPT_NON_STR_KEYS  # (the decoder's own)
 _NIL = b"\xc0"
@@ -59,6 +59,15 @@ def loads_many(serde: Any, typed: Sequence[tuple[str, bytes]]) -> list[Any]:
                     return out
     loads = serde.loads_typed
     return [loads(t) for t in typed]
+
+
+def loads_given(serde: Any, typed: Sequence[tuple[str, bytes]], given: dict[int, Any]) -> list[Any]:
+    """`loads_many`, except that the values at the indexes of `given` are those (decoded
+    already: rebuilt append deltas)."""
+    if not given:
+        return loads_many(serde, typed)
+    rest = iter(loads_many(serde, [t for i, t in enumerate(typed) if i not in given]))
+    return [given[i] if i in given else next(rest) for i in range(len(typed))]
 
 
 def msgpack_payload(serde: Any, typed: Sequence[tuple[str, bytes]], limit: int) -> bytes | None:

@@ -43,6 +43,7 @@ class SqliteBase(SqlSaverBase):
 
     is_setup: bool
     _core: SqliteCore
+    append_deltas: bool
 
     def _apply(self, job: Job, conn: sqlite3.Connection) -> Any:
         """Run a job on `conn` (the caller makes sure no other job runs on it meanwhile)."""
@@ -52,7 +53,7 @@ class SqliteBase(SqlSaverBase):
     def _core_for(self, conn: sqlite3.Connection) -> SqliteCore:
         """The core, set up on `conn` (same caller's guarantee as `_apply`)."""
         if self._core.serde is not self.serde:  # e.g. a `with_allowlist` clone
-            self._core = SqliteCore(self.serde)
+            self._core = SqliteCore(self.serde, append_deltas=self.append_deltas)
         if not self.is_setup:
             self._setup_on(conn)
         return self._core

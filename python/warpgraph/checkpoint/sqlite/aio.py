@@ -107,8 +107,10 @@ class AsyncSqliteSaver(SqliteBase):
         *,
         serde: SerializerProtocol | None = None,
         busy_timeout_ms: int = _schema.DEFAULT_BUSY_TIMEOUT_MS,
+        append_deltas: bool = True,
     ) -> None:
         super().__init__(serde=serde)
+        self.append_deltas = append_deltas
         self.conn = conn
         self.is_setup = False
         self._busy_timeout_ms = busy_timeout_ms
@@ -122,7 +124,7 @@ class AsyncSqliteSaver(SqliteBase):
                 "AsyncSqliteSaver needs a sqlite3.Connection (check_same_thread=False) or an "
                 f"aiosqlite.Connection, not {type(conn).__name__}"
             )
-        self._core = SqliteCore(self.serde)
+        self._core = SqliteCore(self.serde, append_deltas=append_deltas)
         self._setup_lock = threading.Lock()
 
     @classmethod

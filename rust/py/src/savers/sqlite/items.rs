@@ -42,6 +42,9 @@ pub struct SqliteItems {
     writes_cls: Py<PyType>,
     no_expectation: Py<PyAny>,
     expected_key: Py<PyString>,
+    /// `encode(thread, ns, channel, version, value)` of the list values (append deltas),
+    /// or None.
+    lists: Option<Py<PyAny>>,
 }
 
 /// Why the walk stopped at an op.
@@ -69,6 +72,7 @@ type Known<'py> = (Bound<'py, PyAny>, Option<Bound<'py, PyAny>>);
 impl SqliteItems {
     #[new]
     #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (states, pending, dumps, excluded, inline_max, core_keys, idx_map, classes, no_expectation, expected_key, lists=None))]
     fn new(
         states: Py<PyDict>,
         pending: Py<PyDict>,
@@ -80,6 +84,7 @@ impl SqliteItems {
         classes: (Py<PyAny>, Py<PyType>, Py<PyType>),
         no_expectation: Py<PyAny>,
         expected_key: Py<PyString>,
+        lists: Option<Py<PyAny>>,
     ) -> Self {
         let (state_cls, put_cls, writes_cls) = classes;
         SqliteItems {
@@ -95,6 +100,7 @@ impl SqliteItems {
             writes_cls,
             no_expectation,
             expected_key,
+            lists,
         }
     }
 
@@ -330,6 +336,7 @@ impl SqliteItems {
             (parent, base),
             self.inline_max,
             self.core_keys.bind(py),
+            self.lists.as_ref().map(|l| l.bind(py)),
         )?;
         let Some(got) = got else {
             return Ok(Err(Stop::General));
