@@ -116,6 +116,28 @@ class Tail:
 
 
 TAILS_PER_CHANNEL = 4  # a put's value is tested against each (newest first)
+MAX_TEXT_VERSION = 255  # characters (a msgpack str8: see `PREV_VERSION_SQL`)
+# PostgreSQL: the base version a delta's bytes name (`{b}`: its payload), when it is an
+# ASCII str of at most MAX_TEXT_VERSION characters without a backslash (`text_version`),
+# else NULL or a text no version equals (never an error, whatever the bytes). The payload
+# is the msgpack array [FORMAT, prev, ...]: 0x98 0x01, then prev as a fixstr (0xa0 | n)
+# or a str8 (0xd9 n); `encode(..., 'escape')` gives such bytes as the same text.
+PREV_VERSION_SQL = (
+    "CASE WHEN length({b}) < 4 OR get_byte({b}, 0) <> 152 OR get_byte({b}, 1) <> 1 THEN NULL "
+    "WHEN get_byte({b}, 2) = 217 THEN encode(substring({b} from 5 for get_byte({b}, 3)), "
+    "'escape') WHEN get_byte({b}, 2) BETWEEN 160 AND 191 THEN encode(substring({b} from 4 "
+    "for get_byte({b}, 2) - 160), 'escape') END"
+)
+
+
+def text_version(version: Any) -> bool:
+    """Whether `PREV_VERSION_SQL` reads `version` back from a delta naming it."""
+    return (
+        type(version) is str
+        and len(version) <= MAX_TEXT_VERSION
+        and version.isascii()
+        and "\\" not in version
+    )
 
 
 def keep_tail(tails: list[Tail] | None, tail: Tail) -> list[Tail]:
@@ -235,28 +257,38 @@ class Tails:
         channel: str,
         version: Any,
         value: list,
+        keep: bool = False,
     ) -> tuple[Typed, Tail | None]:
-        """`encode_value` against the channel's tails (nothing is kept yet: `keep`)."""
-        return encode_value(
-            dumps, value, version, self.held.get((thread, ns, channel)), self.min_base
-        )
+        """`encode_value` against the channel's tails; `keep`: its tail kept at once (a
+        saver that stores puts in the order they are encoded: the next put of the
+        channel may extend it before this one is committed), else nothing is kept yet."""
+        key = (thread, ns, channel)
+        typed, tail = encode_value(dumps, value, version, self.held.get(key), self.min_base)
+        if keep:
+            self.keep({key: tail})
+        return typed, tail
 
-    def dump(
-        self,
-        dumps: Callable[[Any], Typed],
-        thread: str,
-        ns: str,
-        channel: str,
-        version: Any,
-        value: list,
-    ) -> Typed:
-        """`encode`, its tail kept at once (a saver that queues the put in order: the
-        next put of the channel may extend it before this one is committed)."""
-        typed, tail = encode_value(
-            dumps, value, version, self.held.get((thread, ns, channel)), self.min_base
-        )
-        self.keep({(thread, ns, channel): tail})
-        return typed
+    def encoder(self, dumps: Callable[[Any], Typed], text_versions: bool = False) -> Callable:
+        """A saver's list encoder, `encode(thread, ns, channel, version, value)`: the typed
+        form `encode` gives with the serializer's `dumps`, its tail kept. `text_versions`:
+        only a `text_version` may become a delta's base (the Postgres saver follows a
+        chain in SQL: `PREV_VERSION_SQL`); a value at any other version is stored whole
+        and leaves no tail."""
+        tails = self
+
+        def encode(thread: str, ns: str, channel: str, version: Any, value: list) -> Typed:
+            return tails.encode(dumps, thread, ns, channel, version, value, True)[0]
+
+        if not text_versions:
+            return encode
+
+        def encode_text(thread: str, ns: str, channel: str, version: Any, value: list) -> Typed:
+            if text_version(version):
+                return tails.encode(dumps, thread, ns, channel, version, value, True)[0]
+            self.keep({(thread, ns, channel): None})
+            return dumps(value)
+
+        return encode_text
 
     def keep(self, tails: dict[tuple[str, str, str], Tail | None]) -> None:
         """After a put: each channel's new tail only (what the run continues from; older

@@ -15,20 +15,13 @@ from typing import Any
 
 import ormsgpack
 
+from warpgraph.checkpoint._sql.appends import array_header as _array_header
 from warpgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 __all__ = ("loads_given", "loads_many", "msgpack_payload", "unpack_payload")
 
 _OPTION = ormsgpack.OPT_NON_STR_KEYS  # (the decoder's own)
 _NIL = b"\xc0"
-
-
-def _array_header(n: int) -> bytes:
-    if n < 16:
-        return bytes((0x90 | n,))
-    if n < 1 << 16:
-        return b"\xdc" + n.to_bytes(2, "big")
-    return b"\xdd" + n.to_bytes(4, "big")
 
 
 def loads_many(serde: Any, typed: Sequence[tuple[str, bytes]]) -> list[Any]:

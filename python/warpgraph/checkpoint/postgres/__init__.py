@@ -91,7 +91,7 @@ class PostgresSaver(PostgresBase):
     @classmethod
     @contextmanager
     def _open(
-        cls, conn_string: str, pipeline: bool, serde: Any, pool_size: int | None
+        cls, conn_string: str, pipeline: bool, serde: Any, pool_size: int | None, deltas: bool
     ) -> Iterator[PostgresSaver]:
         kwargs = connect_kwargs(pipeline, pool_size)
         if pool_size is not None:
@@ -100,15 +100,15 @@ class PostgresSaver(PostgresBase):
             with ConnectionPool(
                 conn_string, **pool_kwargs(pool_size, kwargs, configure_connection, open=True)
             ) as pool:
-                yield cls(pool, serde=serde)
+                yield cls(pool, serde=serde, append_deltas=deltas)
             return
         with psycopg.connect(conn_string, **kwargs) as conn:
             configure_connection(conn)
             if pipeline:
                 with conn.pipeline() as pipe:
-                    yield cls(conn, pipe, serde=serde)
+                    yield cls(conn, pipe, serde=serde, append_deltas=deltas)
             else:
-                yield cls(conn, serde=serde)
+                yield cls(conn, serde=serde, append_deltas=deltas)
 
     def setup(self) -> None:
         """Create or migrate the tables (idempotent; safe to call from several processes)."""
@@ -138,8 +138,11 @@ class PostgresSaver(PostgresBase):
                         recover_pipeline(self.pipe)
                     raise
                 return value
-        except psycopg.Error as exc:
-            raise_conflict(exc)
+        except BaseException as exc:
+            if query.raw:  # (a failed write: no later put may extend what it held)
+                self._drop_tails()
+            if isinstance(exc, psycopg.Error):
+                raise_conflict(exc)
             raise
 
     @staticmethod

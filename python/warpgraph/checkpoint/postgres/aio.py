@@ -72,7 +72,7 @@ class AsyncPostgresSaver(PostgresBase):
     @classmethod
     @asynccontextmanager
     async def _open(
-        cls, conn_string: str, pipeline: bool, serde: Any, pool_size: int | None
+        cls, conn_string: str, pipeline: bool, serde: Any, pool_size: int | None, deltas: bool
     ) -> AsyncIterator[AsyncPostgresSaver]:
         kwargs = connect_kwargs(pipeline, pool_size)
         if pool_size is not None:
@@ -81,15 +81,15 @@ class AsyncPostgresSaver(PostgresBase):
             async with AsyncConnectionPool(
                 conn_string, **pool_kwargs(pool_size, kwargs, _configure, open=False)
             ) as pool:
-                yield cls(pool, serde=serde)
+                yield cls(pool, serde=serde, append_deltas=deltas)
             return
         async with await psycopg.AsyncConnection.connect(conn_string, **kwargs) as conn:
             await _configure(conn)
             if pipeline:
                 async with conn.pipeline() as pipe:
-                    yield cls(conn, pipe, serde=serde)
+                    yield cls(conn, pipe, serde=serde, append_deltas=deltas)
             else:
-                yield cls(conn, serde=serde)
+                yield cls(conn, serde=serde, append_deltas=deltas)
 
     async def setup(self) -> None:
         """Create or migrate the tables (idempotent; safe to call from several processes)."""
@@ -122,8 +122,11 @@ class AsyncPostgresSaver(PostgresBase):
                             pass
                     raise
                 return value
-        except psycopg.Error as exc:
-            raise_conflict(exc)
+        except BaseException as exc:
+            if query.raw:  # (a failed write: no later put may extend what it held)
+                self._drop_tails()
+            if isinstance(exc, psycopg.Error):
+                raise_conflict(exc)
             raise
 
     @staticmethod

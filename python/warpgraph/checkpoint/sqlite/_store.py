@@ -129,7 +129,7 @@ class SqliteCore(MaintenanceMixin, PendingStatesMixin):
         # order; a failed one drops them all: `drop_tails`). A chain's base is a blob
         # row: larger than INLINE_MAX (smaller values may live only in records).
         self.tails = Tails(TAILS, codec.INLINE_MAX) if append_deltas else None
-        self._lists = None if self.tails is None else self._list_encoder()
+        self._lists = None if self.tails is None else self.tails.encoder(serde.dumps_typed)
         # (thread, ns, channel, version key) -> full typed value of a delta read before
         self._rebuilt = Rebuilt(REBUILT_MAX)
         self._states: OrderedDict[Key, VersionsState] = OrderedDict()
@@ -188,16 +188,6 @@ class SqliteCore(MaintenanceMixin, PendingStatesMixin):
         self._states[key] = state
         if len(self._states) > self.cache_size:
             self._states.popitem(last=False)
-
-    def _list_encoder(self) -> Any:
-        """`encode(thread, ns, channel, version, value)`: the typed value a put stores for
-        a list value (an append delta of its channel's tail, or the whole value)."""
-        dump, dumps = self.tails.dump, self.serde.dumps_typed  # type: ignore[union-attr]
-
-        def encode(thread: str, ns: str, channel: str, version: Any, value: list) -> Any:
-            return dump(dumps, thread, ns, channel, version, value)
-
-        return encode
 
     def drop_tails(self) -> None:
         """Forget every tail (after a failed write: the next put of a channel must not
