@@ -13,10 +13,11 @@ The thread: TURNS turns, each a new `invoke` on the same thread (as a chat serve
 turn), its one node appending a human and an AI message (~100 characters each). Kinds:
 * `messages`: langchain-core messages through `add_messages`;
 * `dicts`: plain dicts through `operator.add`.
-Savers: `memory` (each library's InMemorySaver) and `sqlite` (each library's SqliteSaver on
-a fresh file). Stored bytes: the saver's blob values (memory) or the checkpoint, blob and
-write tables' payload bytes (sqlite). A whole-value saver stores O(turns^2) bytes; append
-deltas store O(total).
+Savers: `memory` (each library's InMemorySaver), `sqlite` (each library's SqliteSaver on
+a fresh file) and, when $WARPGRAPH_PG_DSN names a server (A/B only), `postgres` (each
+library's PostgresSaver on a fresh database). Stored bytes: the saver's blob values
+(memory) or the checkpoint, blob and write tables' payload bytes (sqlite, postgres). A
+whole-value saver stores O(turns^2) bytes; append deltas store O(total).
 """
 
 from __future__ import annotations
@@ -117,8 +118,28 @@ class Side:
         conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
         conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = NORMAL")
+        if self.saver_kind == "postgres":
+            return self._postgres(serde, **kwargs), timed
         module = importlib.import_module(f"{self.lib}.checkpoint.sqlite")
         return module.SqliteSaver(conn, serde=serde, **kwargs), timed
+
+    def _postgres(self, serde: Any, **kwargs: Any) -> Any:
+        """Each library's PostgresSaver on a fresh database of $WARPGRAPH_PG_DSN's server."""
+        import psycopg
+        from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+        admin = os.environ["WARPGRAPH_PG_DSN"]
+        name = f"bench_{uuid.uuid4().hex[:12]}"
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(f"CREATE DATABASE {name}")
+        dsn = make_conninfo(admin, dbname=name)
+        assert conninfo_to_dict(dsn)["dbname"] == name
+        conn = psycopg.connect(dsn, autocommit=True, prepare_threshold=0)
+        module = importlib.import_module(f"{self.lib}.checkpoint.postgres")
+        saver = module.PostgresSaver(conn, serde=serde, **kwargs)
+        saver.setup()
+        self.pg = (admin, name, conn)
+        return saver
 
     def thread(self, turns: int, **kwargs: Any) -> tuple[float, float, int, Any]:
         """Run a fresh thread of `turns` turns: (total s, encode s, stored bytes, state).
@@ -139,12 +160,41 @@ class Side:
         if self.saver_kind == "sqlite":
             saver.conn.close()
             os.unlink(self.path)
+        elif self.saver_kind == "postgres":
+            import psycopg
+
+            admin, name, conn = self.pg
+            conn.close()
+            with psycopg.connect(admin, autocommit=True) as admin_conn:
+                admin_conn.execute(f"DROP DATABASE {name}")
         return spent, timed.spent, stored, state
 
     def _stored(self, saver: Any) -> int:
         if self.saver_kind == "memory":
             return sum(len(b[1]) for b in saver.blobs.values())
         conn = saver.conn
+        if self.saver_kind == "postgres":
+            tables = [
+                r[0]
+                for r in conn.execute(
+                    "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'"
+                )
+            ]
+            total = 0
+            for table in tables:
+                cols = dict(
+                    conn.execute(
+                        "SELECT column_name, data_type FROM information_schema.columns "
+                        "WHERE table_name = %s",
+                        (table,),
+                    ).fetchall()
+                )
+                for col in ("checkpoint", "metadata", "blob", "value", "inline"):
+                    if col in cols:  # (payload bytes, not the stored, maybe compressed size)
+                        text = "" if cols[col] == "bytea" else "::text"
+                        query = f"SELECT sum(octet_length({col}{text})) FROM {table}"
+                        total += conn.execute(query).fetchone()[0] or 0
+            return total
         tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")]
         total = 0
         for table in tables:
@@ -191,9 +241,10 @@ def test_chat_thread(benchmark: Any, tmp_path: Any, kind: str, saver: str, lib: 
 def _ab(turns: int = TURNS, rounds: int = 3) -> None:
     tmp = tempfile.mkdtemp()
     rows: dict[tuple[str, str, str], list[tuple[float, float, int]]] = {}
+    savers = (*SAVERS, "postgres") if os.environ.get("WARPGRAPH_PG_DSN") else SAVERS
     for _ in range(rounds):
         for kind in KINDS:
-            for saver in SAVERS:
+            for saver in savers:
                 for lib in LIBS:
                     got = Side(lib, kind, saver, tmp).thread(turns)
                     rows.setdefault((kind, saver, lib), []).append(got[:3])
@@ -202,7 +253,7 @@ def _ab(turns: int = TURNS, rounds: int = 3) -> None:
                 rows.setdefault((kind, saver, WHOLE), []).append(got[:3])
     print(f"{turns}-turn thread, 2 messages a turn, median of {rounds}")
     for kind in KINDS:
-        for saver in SAVERS:
+        for saver in savers:
             med = {}
             for lib in (*LIBS, WHOLE):
                 runs = rows[(kind, saver, lib)]

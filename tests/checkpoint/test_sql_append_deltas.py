@@ -49,6 +49,11 @@ class Side:
             self.loop = asyncio.new_event_loop()
             threading.Thread(target=self.loop.run_forever, daemon=True).start()
 
+    def close(self) -> None:
+        """Stop the event loop's thread (async kinds)."""
+        if self.loop is not None:
+            self.loop.call_soon_threadsafe(self.loop.stop)
+
     def run(self, coro: Any) -> Any:
         return asyncio.run_coroutine_threadsafe(coro, self.loop).result()  # type: ignore[arg-type]
 
@@ -117,10 +122,13 @@ PG_KINDS = ["pg", "apg"]
 
 
 @pytest.fixture(params=[*SQLITE_KINDS, *PG_KINDS])
-def side(request: Any, tmp_path: Any) -> Side:
+def side(request: Any, tmp_path: Any) -> Iterator[Side]:
     if request.param in ("pg", "apg"):
-        return Side(request.param, request.getfixturevalue("pg_fresh_dsn"))
-    return Side(request.param, str(tmp_path / "db.sqlite"))
+        where = request.getfixturevalue("pg_fresh_dsn")
+    else:
+        where = str(tmp_path / "db.sqlite")
+    with contextlib.closing(Side(request.param, where)) as made:
+        yield made
 
 
 def _kinds(side: Side, saver: Any, channel: str, thread: str = "t") -> list[str]:
@@ -174,7 +182,7 @@ def test_history_equals_reference(side: Side, kind: str, loop: int) -> None:
         assert app.get_state(_cfg()).values == ref_values
         ours = _blob_bytes(side, saver)
     other = side.other("off")
-    with other.open(append_deltas=False) as whole:
+    with contextlib.closing(other), other.open(append_deltas=False) as whole:
         _drive(other, _app(StateGraph, schema, node, whole, loop), first, loop, "off")
         assert DELTA_TYPE not in _kinds(other, whole, channel, "off")
         assert ours * 3 < _blob_bytes(other, whole, "off")

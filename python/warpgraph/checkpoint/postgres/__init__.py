@@ -31,7 +31,6 @@ from warpgraph.checkpoint.postgres._saver import (
     connect_kwargs,
     pool_kwargs,
     psycopg,
-    raise_conflict,
     recover_pipeline,
     tuple_row,
 )
@@ -116,10 +115,7 @@ class PostgresSaver(PostgresBase):
 
     # --- execution: the sync executor; the async one runs it in a worker thread
     def _exec(self, op: _sql.Op) -> Any:
-        if type(op) is _sql.Write:  # put / put_writes: encoded already
-            query, value = op
-        else:
-            query, value = _sql.start(op)  # encoding and validation: before a connection
+        query, value = self._first(op)
         if query is None:
             return value
         try:
@@ -127,8 +123,7 @@ class PostgresSaver(PostgresBase):
                 try:
                     if query.raw:  # a write: one statement, nothing to fetch
                         execute_write(conn, self._write_cursor(conn), query)
-                        if type(op) is not _sql.Write:
-                            value = _sql.resume(op, None)[1]
+                        value = self._wrote(op, value)
                     else:
                         value = self._run_reads(conn, op, query)
                     if self.pipe is not None:
@@ -139,10 +134,7 @@ class PostgresSaver(PostgresBase):
                     raise
                 return value
         except BaseException as exc:
-            if query.raw:  # (a failed write: no later put may extend what it held)
-                self._drop_tails()
-            if isinstance(exc, psycopg.Error):
-                raise_conflict(exc)
+            self._failed(query, exc)
             raise
 
     @staticmethod

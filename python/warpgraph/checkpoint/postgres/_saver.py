@@ -150,6 +150,29 @@ class PostgresBase(SqlSaverBase):
             self.__dict__["_wg_lists"] = cached
         return cached[1]
 
+    @staticmethod
+    def _first(op: Any) -> tuple[_sql.Query | None, Any]:
+        """(an op's first query, None) or (None, its value): a `Write` (put / put_writes)
+        is encoded already; a generator encodes and validates here, before a connection
+        is taken."""
+        if type(op) is _sql.Write:
+            return op  # type: ignore[return-value]
+        return _sql.start(op)
+
+    @staticmethod
+    def _wrote(op: Any, value: Any) -> Any:
+        """An op's value once its write statement ran."""
+        return value if type(op) is _sql.Write else _sql.resume(op, None)[1]
+
+    def _failed(self, query: _sql.Query, exc: BaseException) -> None:
+        """After an op's query raised `exc` (re-raised by the caller): a failed write drops
+        the tails (no later put may extend what it held); a fence conflict is raised as
+        CheckpointConflictError."""
+        if query.raw:
+            self._drop_tails()
+        if isinstance(exc, psycopg.Error):
+            raise_conflict(exc)
+
     def _drop_tails(self) -> None:
         """After a failed write: the next put of a channel must not extend a version that
         may not be stored."""

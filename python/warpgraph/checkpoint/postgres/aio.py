@@ -20,7 +20,6 @@ from warpgraph.checkpoint.postgres._saver import (
     connect_kwargs,
     pool_kwargs,
     psycopg,
-    raise_conflict,
     recover_pipeline,
     tuple_row,
 )
@@ -97,10 +96,7 @@ class AsyncPostgresSaver(PostgresBase):
 
     # --- execution: the async executor; the sync one submits it to the saver's loop
     async def _aexec(self, op: _sql.Op) -> Any:
-        if type(op) is _sql.Write:  # put / put_writes: encoded already
-            query, value = op
-        else:
-            query, value = _sql.start(op)  # encoding and validation: before a connection
+        query, value = self._first(op)
         if query is None:
             return value
         try:
@@ -108,8 +104,7 @@ class AsyncPostgresSaver(PostgresBase):
                 try:
                     if query.raw:  # a write: one statement, nothing to fetch
                         await _execute_write(conn, self._write_cursor(conn), query)
-                        if type(op) is not _sql.Write:
-                            value = _sql.resume(op, None)[1]
+                        value = self._wrote(op, value)
                     else:
                         value = await self._run_reads(conn, op, query)
                     if self.pipe is not None:
@@ -123,10 +118,7 @@ class AsyncPostgresSaver(PostgresBase):
                     raise
                 return value
         except BaseException as exc:
-            if query.raw:  # (a failed write: no later put may extend what it held)
-                self._drop_tails()
-            if isinstance(exc, psycopg.Error):
-                raise_conflict(exc)
+            self._failed(query, exc)
             raise
 
     @staticmethod

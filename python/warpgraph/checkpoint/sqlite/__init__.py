@@ -22,7 +22,6 @@ from warpgraph.checkpoint.base import SerializerProtocol
 from warpgraph.checkpoint.sqlite import _schema
 from warpgraph.checkpoint.sqlite._native import native_writer_for
 from warpgraph.checkpoint.sqlite._saver import Job, SqliteBase, connect
-from warpgraph.checkpoint.sqlite._store import SqliteCore
 
 __all__ = ("CheckpointConflictError", "GroupCommitWriter", "PutOp", "SqliteSaver", "WritesOp")
 
@@ -65,14 +64,11 @@ class SqliteSaver(SqliteBase):
         busy_timeout_ms: int = _schema.DEFAULT_BUSY_TIMEOUT_MS,
         append_deltas: bool = True,
     ) -> None:
-        super().__init__(serde=serde)
-        self.append_deltas = append_deltas
         if not isinstance(conn, sqlite3.Connection):
             raise TypeError(f"SqliteSaver needs a sqlite3.Connection, not {type(conn).__name__}")
+        super().__init__(serde=serde, append_deltas=append_deltas)
         self.conn = conn
-        self.is_setup = False
         self.lock = threading.RLock()
-        self._core = SqliteCore(self.serde, append_deltas=append_deltas)
         # the "file:" URI `from_conn_string` opened, whose parameters (a VFS, nolock, ...)
         # the native writer's own connection must use too (unknown for a given connection)
         self._conn_uri: str | None = None

@@ -43,7 +43,14 @@ class SqliteBase(SqlSaverBase):
 
     is_setup: bool
     _core: SqliteCore
-    append_deltas: bool
+
+    def __init__(self, *, serde: Any = None, append_deltas: bool = True) -> None:
+        super().__init__(serde=serde)
+        self.is_setup = False
+        # with append deltas (`_sql/appends.py`), a list value extending the one last
+        # stored or read for its channel is stored as the appended items only
+        self.append_deltas = append_deltas
+        self._core = SqliteCore(self.serde, append_deltas=append_deltas)
 
     def _apply(self, job: Job, conn: sqlite3.Connection) -> Any:
         """Run a job on `conn` (the caller makes sure no other job runs on it meanwhile)."""
