@@ -25,6 +25,7 @@ from warpgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from warpgraph.errors import CheckpointConflictError
 
 from tests._subproc import child_env
+from tests.integration.test_persistence_wiring import _tree as history_tree
 
 PY = sys.executable
 ENV = child_env()
@@ -315,19 +316,9 @@ async def test_async_runs_conflict_on_async_sqlite_saver(tmp_path, durability: s
 
 # --- time travel, forks and updates are not conflicts ------------------------------------
 def _tree(graph: Any, config: dict) -> list:
-    """The thread's history with ids replaced by their position (newest first)."""
-    history = list(graph.get_state_history(config))
-    pos = {h.config["configurable"]["checkpoint_id"]: i for i, h in enumerate(history)}
-    return [
-        (
-            h.values,
-            h.next,
-            h.metadata["source"],
-            h.metadata["step"],
-            pos.get((h.parent_config or {}).get("configurable", {}).get("checkpoint_id")),
-        )
-        for h in history
-    ]
+    """The thread's history with ids replaced by their position (newest first), without
+    the tasks (`test_persistence_wiring._tree`'s last element)."""
+    return [entry[:5] for entry in history_tree(graph, config)]
 
 
 def _has_update_state() -> bool:

@@ -49,6 +49,19 @@ blobs keeps every version a live version's chain reaches (`chain_versions`), and
 that stores a version again with other bytes first stores its dependents whole
 (`dependents`). Values written before this module existed are plain blobs and load as
 they always did.
+
+Savers. Every saver keeps its tails in one `Tails` and encodes a put's list values with
+`Tails.encode` (InMemorySaver keeps a put's tails once it is stored; the SQL savers, whose
+puts are stored in the order they are encoded, at once: `Tails.encoder`). A failed write
+makes a SQL saver drop all its tails, and the SQLite saver's reruns of a failed batch
+(savepoints, the native writer's fallback) store every value whole, so no delta names a
+version that was not stored. SQLite keeps small values only inline in its checkpoint
+records: a delta is never inline, and a chain's base is larger than the inline limit
+(`min_base`), so every link has a blob row. Postgres follows a chain in SQL, one
+primary-key lookup per link (`PREV_VERSION_SQL` reads the base version from a delta's
+bytes; only a `text_version` may be one): reads fetch a delta's chain in one more
+statement, and prune / delete_for_runs keep the rows live chains read.
+Full values cached by a saver (`Rebuilt`) end later walks early.
 """
 
 from __future__ import annotations
@@ -264,6 +277,8 @@ class Tails:
         channel may extend it before this one is committed), else nothing is kept yet."""
         key = (thread, ns, channel)
         typed, tail = encode_value(dumps, value, version, self.held.get(key), self.min_base)
+        if tail is not None and tail.base_bytes <= self.min_base:
+            tail = None  # (a base no delta may extend: nothing to keep)
         if keep:
             self.keep({key: tail})
         return typed, tail

@@ -36,6 +36,7 @@ from typing import Any
 
 from warpgraph import _core
 from warpgraph._internal._flags import FAST_PATHS
+from warpgraph.checkpoint._sql import config_of  # noqa: F401 - the savers' `codec.config_of`
 from warpgraph.checkpoint.base import (
     EXCLUDED_METADATA_KEYS,
     WRITES_IDX_MAP,
@@ -386,17 +387,6 @@ def dump_metadata(config: RunnableConfig, metadata: CheckpointMetadata) -> tuple
                     f"{type(value).__name__} that cannot be stored as JSON ({exc})"
                 ) from exc
         raise
-
-
-def config_of(thread_id: str, ns: str, checkpoint_id: str) -> RunnableConfig:
-    """The config selecting one stored checkpoint."""
-    return {
-        "configurable": {
-            "thread_id": thread_id,
-            "checkpoint_ns": ns,
-            "checkpoint_id": checkpoint_id,
-        }
-    }
 
 
 def load_metadata(text: str | bytes | None) -> CheckpointMetadata:

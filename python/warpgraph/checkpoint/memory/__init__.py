@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
 from contextlib import AbstractAsyncContextManager, AbstractContextManager, ExitStack
 from typing import Any
 
+from warpgraph.checkpoint._sql import config_of
 from warpgraph.checkpoint._sql.appends import (
     DELTA_TYPE,
     Rebuilt,
@@ -59,14 +60,7 @@ def _ns(config: RunnableConfig) -> str:
     return config["configurable"].get("checkpoint_ns", "")
 
 
-def _config(thread_id: str, ns: str, checkpoint_id: str) -> RunnableConfig:
-    return {
-        "configurable": {
-            "thread_id": thread_id,
-            "checkpoint_ns": ns,
-            "checkpoint_id": checkpoint_id,
-        }
-    }
+_config = config_of  # the config selecting one stored checkpoint
 
 
 class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAsyncContextManager):

@@ -15,7 +15,7 @@ import json
 from collections.abc import Generator, Iterator, Sequence
 from typing import Any, Literal, NamedTuple
 
-from warpgraph.checkpoint._sql import codec
+from warpgraph.checkpoint._sql import codec, config_of
 from warpgraph.checkpoint._sql.appends import (
     DELTA_TYPE,
     PREV_VERSION_SQL,
@@ -23,7 +23,6 @@ from warpgraph.checkpoint._sql.appends import (
     Tails,
     text_version,
 )
-from warpgraph.checkpoint._sql.codec import config_of
 from warpgraph.checkpoint.base import (
     CheckpointTuple,
     RunnableConfig,
