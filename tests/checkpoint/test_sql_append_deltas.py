@@ -381,3 +381,24 @@ def test_version_stored_again_rebases_its_dependents(tmp_path: Any) -> None:
         saver.put(configs[0], again, {"step": 1}, {"log": f"{2:032}.0"})
         assert saver.get_tuple(configs[1]).checkpoint["channel_values"]["log"] == other
         assert saver.get_tuple(configs[2]).checkpoint["channel_values"] == cps[2]["channel_values"]
+
+
+def test_a_put_prepared_before_a_failure_is_stored_whole(tmp_path: Any) -> None:
+    """The group-commit writers prepare a put when it is submitted: one prepared before
+    the put it extends failed (in an earlier batch) stores its values whole."""
+    with SqliteSaver.from_conn_string(str(tmp_path / "x.sqlite")) as saver:
+        configs, cps = _put_chain(saver, [4])
+        core, conn = saver._core, saver.conn
+        second = [*cps[0]["channel_values"]["log"], *_items(4, 6)]
+        third = [*second, *_items(6, 8)]
+        cp2 = _cp({"log": second}, {"log": f"{2:032}.0"})
+        cp3 = _cp({"log": third}, {"log": f"{3:032}.0"})
+        failing = PutOp(configs[0], cp2, {"step": 1}, {"log": f"{2:032}.0"}, expected_head="x")
+        later = PutOp(configs[0], cp3, {"step": 2}, {"log": f"{3:032}.0"})
+        with saver.lock:
+            steps = [core.prepare(failing), core.prepare(later)]
+            assert steps[1][5][0][2] == DELTA_TYPE  # (a delta of the failing put's value)
+            assert isinstance(core.commit_steps(conn, steps[:1])[0], Exception)
+            result = core.commit_steps(conn, steps[1:])[0]
+        assert saver.get_tuple(result).checkpoint["channel_values"]["log"] == third
+        assert _kinds(Side("sync", ""), saver, "log") == ["msgpack", "msgpack"]

@@ -24,7 +24,13 @@ from warpgraph.checkpoint._sql import (
     codec,
     expected_head_of,
 )
-from warpgraph.checkpoint._sql.appends import DELTA_TYPE, Rebuilt, Tails
+from warpgraph.checkpoint._sql.appends import (
+    DELTA_TYPE,
+    AppendDeltaError,
+    Rebuilt,
+    Tails,
+    parse_delta,
+)
 from warpgraph.checkpoint._sql.codec import VersionsState
 from warpgraph.checkpoint._sql.values import (
     loads_given,
@@ -103,6 +109,15 @@ _UNKNOWN: Any = object()
 LIST_CHUNK = 32  # `list` builds tuples (and fetches their blobs) this many rows at a time
 TAILS = 4096  # (thread, ns, channel) tails kept for append deltas (`_sql/appends.py`)
 REBUILT_MAX = 32 * 1024 * 1024  # bytes of rebuilt append-delta values kept
+LOST_MAX = 65_536  # blob keys of failed puts kept (`SqliteCore._lost`)
+
+
+def _base_key(payload: Any) -> str | None:
+    """The blob key of the version an append delta's bytes extend (None: unreadable)."""
+    try:
+        return codec.version_key(parse_delta(bytes(payload), "")[0])
+    except AppendDeltaError:
+        return None
 
 
 def _no_base(state: VersionsState, depth: int) -> None:
@@ -132,6 +147,10 @@ class SqliteCore(MaintenanceMixin, PendingStatesMixin):
         self._lists = None if self.tails is None else self.tails.encoder(serde.dumps_typed)
         # (thread, ns, channel, version key) -> full typed value of a delta read before
         self._rebuilt = Rebuilt(REBUILT_MAX)
+        # the blob keys of puts that failed: a put prepared before that was known (the
+        # group-commit writers prepare puts when they are submitted) stores whole a delta
+        # naming one of them (`_unlost`)
+        self._lost: set[tuple[str, str, str, str]] = set()
         self._states: OrderedDict[Key, VersionsState] = OrderedDict()
         self._txn_states: dict[Key, VersionsState] | None = None
         # checkpoints queued on the native writer, not committed yet (see `_pending.py`)
@@ -139,16 +158,16 @@ class SqliteCore(MaintenanceMixin, PendingStatesMixin):
         # the native writer's items of the usual ops in one crossing (default serializer)
         self._items = (
             _core.SqliteItems(
-                self._states,
-                self._pending,
-                serde.dumps_typed,
-                EXCLUDED_METADATA_KEYS,
-                codec.INLINE_MAX,
-                codec.CORE_KEYS,
-                codec.WRITES_IDX_MAP,
+                (self._states, self._pending),
+                (
+                    serde.dumps_typed,
+                    EXCLUDED_METADATA_KEYS,
+                    codec.INLINE_MAX,
+                    codec.CORE_KEYS,
+                    codec.WRITES_IDX_MAP,
+                ),
                 (VersionsState, PutOp, WritesOp),
-                NO_EXPECTATION,
-                CONFIG_KEY_EXPECTED_HEAD,
+                (NO_EXPECTATION, CONFIG_KEY_EXPECTED_HEAD),
                 self._lists,
             )
             if codec.native_serde(serde) and getattr(_core, "SQLITE_WRITES_FENCE", False)
@@ -765,6 +784,34 @@ class SqliteCore(MaintenanceMixin, PendingStatesMixin):
             out.append(step)
         return out
 
+    def _lose(self, steps: Sequence[Any]) -> None:
+        """The puts among `steps` were not stored: forget every tail and remember their
+        blob keys (`_lost`)."""
+        self.drop_tails()
+        lost = self._lost
+        if len(lost) > LOST_MAX:
+            lost.clear()
+        for step in steps:
+            if not isinstance(step, BaseException) and len(step) != 3:
+                lost.update((step[0], step[1], b[0], b[1]) for b in step[5])
+
+    def _unlost(self, steps: Sequence[Any]) -> list[Any]:
+        """`steps` with each put whose append delta names a lost version (`_lose`) storing
+        its values whole."""
+        lost, out = self._lost, []
+        for step in steps:
+            if (
+                not isinstance(step, BaseException)
+                and len(step) != 3
+                and any(
+                    b[2] == DELTA_TYPE and (step[0], step[1], b[0], _base_key(b[3])) in lost
+                    for b in step[5]
+                )
+            ):
+                step = self.whole_values([step])[0]
+            out.append(step)
+        return out
+
     def put(self, conn: sqlite3.Connection, op: PutOp) -> RunnableConfig:
         return self.run_batch(conn, [op])[0]
 
@@ -805,13 +852,15 @@ class SqliteCore(MaintenanceMixin, PendingStatesMixin):
         exception is returned in its slot while the others commit. Exception objects in
         `steps` (failed preparations) are passed through.
         """
+        if self._lost:
+            steps = self._unlost(steps)
         if not return_exceptions:
             store = self.store
             heads: dict = {}  # (all or nothing: what a failed step read is rolled back too)
             try:
                 return self.transaction(conn, lambda: [store(conn, s, heads) for s in steps])
             except BaseException:
-                self.drop_tails()  # (their versions were not stored)
+                self._lose(steps)  # (their versions were not stored)
                 raise
 
         try:  # no savepoints while nothing fails (the usual case); rows inserted in bulk
@@ -839,4 +888,10 @@ class SqliteCore(MaintenanceMixin, PendingStatesMixin):
                 conn.execute("RELEASE wg_op")
             return out
 
-        return self.transaction(conn, isolated)
+        try:
+            results = self.transaction(conn, isolated)
+        except BaseException:
+            self._lose(steps)
+            raise
+        self._lose([s for s, r in zip(steps, results) if isinstance(r, BaseException)])
+        return results  # type: ignore[no-any-return]

@@ -70,23 +70,23 @@ type Known<'py> = (Bound<'py, PyAny>, Option<Bound<'py, PyAny>>);
 
 #[pymethods]
 impl SqliteItems {
+    /// `caches`: `(_states, _pending)`; `encoding`: `(dumps, excluded metadata keys,
+    /// inline_max, core keys, WRITES_IDX_MAP)`; `classes`: `(VersionsState, PutOp,
+    /// WritesOp)`; `fence`: `(NO_EXPECTATION, the config key of an expected head)`;
+    /// `lists`: the list encoder or None.
     #[new]
-    #[allow(clippy::too_many_arguments)]
-    #[pyo3(signature = (states, pending, dumps, excluded, inline_max, core_keys, idx_map, classes, no_expectation, expected_key, lists=None))]
+    #[pyo3(signature = (caches, encoding, classes, fence, lists=None))]
     fn new(
-        states: Py<PyDict>,
-        pending: Py<PyDict>,
-        dumps: Py<PyAny>,
-        excluded: Py<PySet>,
-        inline_max: usize,
-        core_keys: Py<PyAny>,
-        idx_map: Py<PyDict>,
+        caches: (Py<PyDict>, Py<PyDict>),
+        encoding: (Py<PyAny>, Py<PySet>, usize, Py<PyAny>, Py<PyDict>),
         classes: (Py<PyAny>, Py<PyType>, Py<PyType>),
-        no_expectation: Py<PyAny>,
-        expected_key: Py<PyString>,
+        fence: (Py<PyAny>, Py<PyString>),
         lists: Option<Py<PyAny>>,
     ) -> Self {
+        let (states, pending) = caches;
+        let (dumps, excluded, inline_max, core_keys, idx_map) = encoding;
         let (state_cls, put_cls, writes_cls) = classes;
+        let (no_expectation, expected_key) = fence;
         SqliteItems {
             states,
             pending,
