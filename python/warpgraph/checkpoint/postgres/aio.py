@@ -13,16 +13,8 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, nullcontext
 from typing import Any
 
-from warpgraph.checkpoint.postgres import _sql
-from warpgraph.checkpoint.postgres._saver import (
-    SESSION_SETUP,
-    PostgresBase,
-    connect_kwargs,
-    pool_kwargs,
-    psycopg,
-    recover_pipeline,
-    tuple_row,
-)
+from warpgraph.checkpoint.postgres import _saver, _sql
+from warpgraph.checkpoint.postgres._saver import PostgresBase, psycopg
 
 __all__ = ["AsyncPostgresSaver"]
 
@@ -30,7 +22,7 @@ _NO_TRANSACTION = nullcontext()
 
 
 async def _configure(conn: Any) -> None:
-    await conn.execute(SESSION_SETUP)
+    await conn.execute(_saver.SESSION_SETUP)
 
 
 async def _execute(cur: Any, query: _sql.Query) -> Any:
@@ -73,12 +65,12 @@ class AsyncPostgresSaver(PostgresBase):
     async def _open(
         cls, conn_string: str, pipeline: bool, serde: Any, pool_size: int | None, deltas: bool
     ) -> AsyncIterator[AsyncPostgresSaver]:
-        kwargs = connect_kwargs(pipeline, pool_size)
+        kwargs = _saver.connect_kwargs(pipeline, pool_size)
         if pool_size is not None:
             from psycopg_pool import AsyncConnectionPool
 
             async with AsyncConnectionPool(
-                conn_string, **pool_kwargs(pool_size, kwargs, _configure, open=False)
+                conn_string, **_saver.pool_kwargs(pool_size, kwargs, _configure, open=False)
             ) as pool:
                 yield cls(pool, serde=serde, append_deltas=deltas)
             return
@@ -110,7 +102,7 @@ class AsyncPostgresSaver(PostgresBase):
                     if self.pipe is not None:
                         await self.pipe.sync()
                 except psycopg.Error:
-                    if self.pipe is not None and (sync := recover_pipeline(self.pipe)):
+                    if self.pipe is not None and (sync := _saver.recover_pipeline(self.pipe)):
                         try:
                             await sync
                         except psycopg.Error:  # the failed operation's results
@@ -124,7 +116,7 @@ class AsyncPostgresSaver(PostgresBase):
     @staticmethod
     async def _run_reads(conn: Any, op: _sql.Op, query: _sql.Query) -> Any:
         async with (
-            conn.cursor(binary=True, row_factory=tuple_row) as cur,
+            conn.cursor(binary=True, row_factory=_saver.tuple_row) as cur,
             conn.transaction() if query.transaction else _NO_TRANSACTION,
         ):
             while query is not None:
