@@ -30,6 +30,22 @@ from tests.integration.test_persistence_wiring import _tree as history_tree
 PY = sys.executable
 ENV = child_env()
 
+
+def run_and_report(fields: str) -> str:
+    """The end of a racing child program (inside its saver's `with`, `graph`, `config`,
+    `durability` and `driver` set): run the graph; print "won", or "conflict" and the
+    JSON of `fields` (an expression of the CheckpointConflictError `e`)."""
+    return f"""    try:
+        if driver == "async":
+            asyncio.run(graph.ainvoke(None, config, durability=durability))
+        else:
+            graph.invoke(None, config, durability=durability)
+        print("won", flush=True)
+    except CheckpointConflictError as e:
+        print("conflict", json.dumps({fields}), flush=True)
+"""
+
+
 # One racer: resumes the shared thread (interrupted before "work"); its "work" node says
 # "ready" and waits for "go", so both racers have loaded the same head before either
 # writes. Prints "won" or "conflict <json>".
@@ -64,16 +80,7 @@ with Saver.from_conn_string(target) as saver:
     g.add_edge("more", END)
     graph = g.compile(checkpointer=saver, interrupt_before=["work"])
     config = {"configurable": {"thread_id": "shared"}}
-    try:
-        if driver == "async":
-            asyncio.run(graph.ainvoke(None, config, durability=durability))
-        else:
-            graph.invoke(None, config, durability=durability)
-        print("won", flush=True)
-    except CheckpointConflictError as e:
-        info = [e.thread_id, e.checkpoint_ns, e.expected, e.actual, str(e)]
-        print("conflict", json.dumps(info), flush=True)
-"""
+""" + run_and_report("[e.thread_id, e.checkpoint_ns, e.expected, e.actual, str(e)]")
 
 
 class S(TypedDict):
