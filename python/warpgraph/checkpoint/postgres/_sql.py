@@ -192,7 +192,7 @@ def rows_to_tuples(
             index[key[:4]] = (key[4], key[5] if key[5] is not None else b"")
     for key in chains:
         index[key[:4]] = (key[4], key[5] if key[5] is not None else b"")
-    rebuilt = Rebuilt() if chains else None
+    rebuilt = None  # (made for the first delta)
     version_key = codec.version_key
     for row in rows:
         (
@@ -227,7 +227,8 @@ def rows_to_tuples(
             if ch in inlined:
                 values[ch] = inlined[ch]
             elif (blob := index.get((thread_id, ns, ch, version_key(ver)))) is not None:
-                if blob[0] == DELTA_TYPE and rebuilt is not None:
+                if blob[0] == DELTA_TYPE:
+                    rebuilt = rebuilt or Rebuilt()
                     values[ch] = _rebuild(loads, rebuilt, index, (thread_id, ns, ch), blob, ver)
                 else:
                     values[ch] = loads(blob)
