@@ -13,10 +13,11 @@ The thread: TURNS turns, each a new `invoke` on the same thread (as a chat serve
 turn), its one node appending a human and an AI message (~100 characters each). Kinds:
 * `messages`: langchain-core messages through `add_messages`;
 * `dicts`: plain dicts through `operator.add`.
-Savers: `memory` (each library's InMemorySaver) and `sqlite` (each library's SqliteSaver on
-a fresh file). Stored bytes: the saver's blob values (memory) or the checkpoint, blob and
-write tables' payload bytes (sqlite). A whole-value saver stores O(turns^2) bytes; append
-deltas store O(total).
+Savers: `memory` (each library's InMemorySaver), `sqlite` (each library's SqliteSaver on
+a fresh file) and, when $WARPGRAPH_PG_DSN names a server (A/B only), `postgres` (each
+library's PostgresSaver on a fresh database). Stored bytes: the saver's blob values
+(memory) or the checkpoint, blob and write tables' payload bytes (sqlite, postgres). A
+whole-value saver stores O(turns^2) bytes; append deltas store O(total).
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ import pytest
 from typing_extensions import TypedDict
 
 LIBS = ("langgraph", "warpgraph")
+WHOLE = "wg-whole"  # (A/B only) warpgraph with append_deltas=False
 KINDS = ("messages", "dicts")
 SAVERS = ("memory", "sqlite")
 TURNS = 1000
@@ -102,20 +104,47 @@ class Side:
         else:
             self.schema, self.node, self.channel = Dicts, _dict_turn, "log"
 
-    def _saver(self) -> Any:
+    def _saver(self, **kwargs: Any) -> tuple[Any, _Timed]:
+        """A fresh saver and the timer of its serializer (wrapped before the saver is made:
+        warpgraph's SqliteSaver keeps a reference to its `dumps_typed`)."""
+        serde = importlib.import_module(f"{self.lib}.checkpoint.serde.jsonplus")
+        serde = serde.JsonPlusSerializer()
+        timed = _Timed(serde)
         if self.saver_kind == "memory":
-            return importlib.import_module(f"{self.lib}.checkpoint.memory").InMemorySaver()
+            module = importlib.import_module(f"{self.lib}.checkpoint.memory")
+            return module.InMemorySaver(serde=serde, **kwargs), timed
         path = os.path.join(self.tmp, f"{self.lib}-{self.kind}-{uuid.uuid4().hex}.db")
         self.path = path
         conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
         conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = NORMAL")
-        return importlib.import_module(f"{self.lib}.checkpoint.sqlite").SqliteSaver(conn)
+        if self.saver_kind == "postgres":
+            return self._postgres(serde, **kwargs), timed
+        module = importlib.import_module(f"{self.lib}.checkpoint.sqlite")
+        return module.SqliteSaver(conn, serde=serde, **kwargs), timed
 
-    def thread(self, turns: int) -> tuple[float, float, int, Any]:
-        """Run a fresh thread of `turns` turns: (total s, encode s, stored bytes, state)."""
-        saver = self._saver()
-        timed = _Timed(saver.serde)
+    def _postgres(self, serde: Any, **kwargs: Any) -> Any:
+        """Each library's PostgresSaver on a fresh database of $WARPGRAPH_PG_DSN's server."""
+        import psycopg
+        from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+        admin = os.environ["WARPGRAPH_PG_DSN"]
+        name = f"bench_{uuid.uuid4().hex[:12]}"
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(f"CREATE DATABASE {name}")
+        dsn = make_conninfo(admin, dbname=name)
+        assert conninfo_to_dict(dsn)["dbname"] == name
+        conn = psycopg.connect(dsn, autocommit=True, prepare_threshold=0)
+        module = importlib.import_module(f"{self.lib}.checkpoint.postgres")
+        saver = module.PostgresSaver(conn, serde=serde, **kwargs)
+        saver.setup()
+        self.pg = (admin, name, conn)
+        return saver
+
+    def thread(self, turns: int, **kwargs: Any) -> tuple[float, float, int, Any]:
+        """Run a fresh thread of `turns` turns: (total s, encode s, stored bytes, state).
+        `kwargs`: the saver's options (warpgraph: `append_deltas=False`)."""
+        saver, timed = self._saver(**kwargs)
         g = self.graph_mod.StateGraph(self.schema)
         g.add_node("turn", self.node)
         g.add_edge(self.graph_mod.START, "turn")
@@ -131,12 +160,41 @@ class Side:
         if self.saver_kind == "sqlite":
             saver.conn.close()
             os.unlink(self.path)
+        elif self.saver_kind == "postgres":
+            import psycopg
+
+            admin, name, conn = self.pg
+            conn.close()
+            with psycopg.connect(admin, autocommit=True) as admin_conn:
+                admin_conn.execute(f"DROP DATABASE {name}")
         return spent, timed.spent, stored, state
 
     def _stored(self, saver: Any) -> int:
         if self.saver_kind == "memory":
             return sum(len(b[1]) for b in saver.blobs.values())
         conn = saver.conn
+        if self.saver_kind == "postgres":
+            tables = [
+                r[0]
+                for r in conn.execute(
+                    "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'"
+                )
+            ]
+            total = 0
+            for table in tables:
+                cols = dict(
+                    conn.execute(
+                        "SELECT column_name, data_type FROM information_schema.columns "
+                        "WHERE table_name = %s",
+                        (table,),
+                    ).fetchall()
+                )
+                for col in ("checkpoint", "metadata", "blob", "value", "inline"):
+                    if col in cols:  # (payload bytes, not the stored, maybe compressed size)
+                        text = "" if cols[col] == "bytea" else "::text"
+                        query = f"SELECT sum(octet_length({col}{text})) FROM {table}"
+                        total += conn.execute(query).fetchone()[0] or 0
+            return total
         tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")]
         total = 0
         for table in tables:
@@ -183,17 +241,21 @@ def test_chat_thread(benchmark: Any, tmp_path: Any, kind: str, saver: str, lib: 
 def _ab(turns: int = TURNS, rounds: int = 3) -> None:
     tmp = tempfile.mkdtemp()
     rows: dict[tuple[str, str, str], list[tuple[float, float, int]]] = {}
+    savers = (*SAVERS, "postgres") if os.environ.get("WARPGRAPH_PG_DSN") else SAVERS
     for _ in range(rounds):
         for kind in KINDS:
-            for saver in SAVERS:
+            for saver in savers:
                 for lib in LIBS:
                     got = Side(lib, kind, saver, tmp).thread(turns)
                     rows.setdefault((kind, saver, lib), []).append(got[:3])
+                # warpgraph storing every value whole (as before append deltas)
+                got = Side("warpgraph", kind, saver, tmp).thread(turns, append_deltas=False)
+                rows.setdefault((kind, saver, WHOLE), []).append(got[:3])
     print(f"{turns}-turn thread, 2 messages a turn, median of {rounds}")
     for kind in KINDS:
-        for saver in SAVERS:
+        for saver in savers:
             med = {}
-            for lib in LIBS:
+            for lib in (*LIBS, WHOLE):
                 runs = rows[(kind, saver, lib)]
                 med[lib] = [statistics.median(r[i] for r in runs) for i in range(3)]
                 total, encode, stored = med[lib]
@@ -202,8 +264,8 @@ def _ab(turns: int = TURNS, rounds: int = 3) -> None:
                     f"encode {encode * 1e3:8.1f} ms  stored {stored / 1e6:8.2f} MB"
                 )
             ref, ours = med["langgraph"], med["warpgraph"]
-            # (warpgraph's SqliteSaver serializes through a reference it took when it was
-            # made, before `_Timed` wraps the serializer: its encode time is not seen)
+            # (warpgraph's SqliteSaver encodes the values of exact builtin types natively,
+            # without its serializer: only its list values' encoding is seen)
             encode = f"{ref[1] / ours[1]:6.1f}x" if ours[1] else "   n/a "
             print(
                 f"{kind:8} {saver:6} ratio     total {ref[0] / ours[0]:6.1f}x  "

@@ -132,6 +132,19 @@ def _floor_run(floor: Floor, batches: list) -> int:
 STEP_CASES = ["nosaver", "sqlite_sync", "floor", "langgraph_sync", "langgraph_nosaver"]
 
 
+def _checkpointed_runs(benchmark: Any, lib: str, saver: Any) -> None:
+    """Timed durability="sync" runs of `lib`'s graph on `saver`, checked."""
+    graph = build(lib).compile(checkpointer=saver)
+
+    def run() -> Any:
+        config = _config()
+        return graph.invoke(INPUT, config, durability="sync"), config
+
+    out, config = _timed(benchmark, run)
+    assert out == EXPECTED
+    assert len(list(saver.list(config))) == STEPS + 2
+
+
 @pytest.mark.parametrize("case", STEP_CASES)
 def test_graph_step(benchmark: Any, tmp_path: Any, case: str) -> None:
     benchmark.group = "step"
@@ -147,29 +160,12 @@ def test_graph_step(benchmark: Any, tmp_path: Any, case: str) -> None:
         assert out == EXPECTED
     elif case == "sqlite_sync":
         with SqliteSaver.from_conn_string(path) as saver:
-            graph = build("warpgraph").compile(checkpointer=saver)
-
-            def run() -> Any:
-                config = _config()
-                return graph.invoke(INPUT, config, durability="sync"), config
-
-            out, config = _timed(benchmark, run)
-            assert out == EXPECTED
-            assert len(list(saver.list(config))) == STEPS + 2
+            _checkpointed_runs(benchmark, "warpgraph", saver)
     elif case == "langgraph_sync":
         from langgraph.checkpoint.sqlite import SqliteSaver as RefSaver
 
         conn = _connect(path)
-        saver = RefSaver(conn)
-        graph = build("langgraph").compile(checkpointer=saver)
-
-        def run() -> Any:
-            config = _config()
-            return graph.invoke(INPUT, config, durability="sync"), config
-
-        out, config = _timed(benchmark, run)
-        assert out == EXPECTED
-        assert len(list(saver.list(config))) == STEPS + 2
+        _checkpointed_runs(benchmark, "langgraph", RefSaver(conn))
         conn.close()
     else:  # floor
         with SqliteSaver.from_conn_string(str(tmp_path / "rec.db")) as rec:

@@ -35,6 +35,7 @@ from typing import Any
 import pytest
 
 psycopg = pytest.importorskip("psycopg")
+from bench_sqlite_saver import _cfg
 from checkpoint.pg_server import INSTALL_HINT, PgServer, create_database, find_bindir
 from langgraph.checkpoint.postgres import PostgresSaver as RefSaver
 from warpgraph.checkpoint.base import uuid6
@@ -106,13 +107,6 @@ def _checkpoint(values: dict[str, Any], version: int, all_changed: bool) -> dict
         "versions_seen": {"node": {k: max(v - 1, 1) for k, v in versions.items()}},
         "updated_channels": sorted(values) if all_changed else ["n0"],
     }
-
-
-def _cfg(thread: str, checkpoint_id: str | None = None) -> dict:
-    conf = {"thread_id": thread, "checkpoint_ns": ""}
-    if checkpoint_id:
-        conf["checkpoint_id"] = checkpoint_id
-    return {"configurable": conf}
 
 
 def _values(n: int, width: int, first: int = 1) -> str:
@@ -317,30 +311,36 @@ def _plain(tup: Any) -> tuple:
     )
 
 
+def _read(benchmark: Any, env: Any, side: str, group: str, op: str, limit: int) -> Any:
+    """Name the benchmark; on the floor side, time its read of `limit` rows and return
+    them (None on the other sides)."""
+    benchmark.group = group
+    benchmark.extra_info.update(side=side, op=op)
+    if side != "floor":
+        return None
+    env["floor"].limit = limit
+    return benchmark(env["floor"].get, env["thread"])
+
+
 @pytest.mark.parametrize("side", SIDES)
 def test_get_tuple(benchmark, env, side: str) -> None:
-    benchmark.group = "postgres get_tuple (head of 100, 9 writes)"
-    benchmark.extra_info.update(side=side, op="get_tuple")
-    thread = env["thread"]
-    if side == "floor":
-        env["floor"].limit = 1
-        rows = benchmark(env["floor"].get, thread)
+    group = "postgres get_tuple (head of 100, 9 writes)"
+    rows = _read(benchmark, env, side, group, "get_tuple", 1)
+    if rows is not None:
         assert len(rows) == 1 and len(rows[0][3]) == 9
         return
+    thread = env["thread"]
     tup = benchmark(env[side].get_tuple, _cfg(thread))
     assert _plain(tup) == _plain(env["langgraph"].get_tuple(_cfg(thread)))
 
 
 @pytest.mark.parametrize("side", SIDES)
 def test_list(benchmark, env, side: str) -> None:
-    benchmark.group = "postgres list(limit=10)"
-    benchmark.extra_info.update(side=side, op="list")
-    thread = env["thread"]
-    if side == "floor":
-        env["floor"].limit = 10
-        rows = benchmark(env["floor"].get, thread)
+    rows = _read(benchmark, env, side, "postgres list(limit=10)", "list", 10)
+    if rows is not None:
         assert len(rows) == 10
         return
+    thread = env["thread"]
     out = benchmark(lambda: list(env[side].list(_cfg(thread), limit=10)))
     ref = list(env["langgraph"].list(_cfg(thread), limit=10))
     assert [_plain(t) for t in out] == [_plain(t) for t in ref]

@@ -200,7 +200,7 @@ def test_direct_puts_detect_identity_exactly() -> None:
     put([*copy, {"i": 5}, {"i": 6}], 3)  # equal but other objects: whole
     grown = saver.get_tuple(cfg).checkpoint["channel_values"]["log"]
     put([*grown, {"i": 7}], 4)  # the objects a get_tuple gave out: a delta
-    stored4 = saver._tails[("t", "", "log")][0].items
+    stored4 = saver._tails.held[("t", "", "log")][0].items
     grown.append({"i": 8})  # the read list changed in place: no extension of version 4
     put(grown, 5)
     stored4[0]["i"] = 0  # (the same objects: nothing to tell apart by identity)

@@ -8,24 +8,17 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver as RefMemory
 from langgraph.checkpoint.sqlite import SqliteSaver as RefSqlite
 from warpgraph.checkpoint._sql.values import loads_many, msgpack_payload, unpack_payload
-from warpgraph.checkpoint.base import uuid6
 from warpgraph.checkpoint.memory import InMemorySaver
 from warpgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from warpgraph.checkpoint.sqlite import SqliteSaver
+
+from tests.checkpoint.test_sqlite import _cp as checkpoint_of
 
 BIG = "x" * 500  # (not inlined in the SQLite record: read from a blob row)
 
 
 def _cp(values: dict, versions: dict, cid: str | None = None) -> dict:
-    return {
-        "v": 4,
-        "id": cid or str(uuid6()),
-        "ts": "2026-01-01T00:00:00+00:00",
-        "channel_values": values,
-        "channel_versions": versions,
-        "versions_seen": {"n": {"a": versions.get("a", 1)}},
-        "updated_channels": sorted(versions),
-    }
+    return checkpoint_of(values, versions, {"n": {"a": versions.get("a", 1)}}, cid)
 
 
 def _cfg(thread: str = "t", cid: str | None = None) -> dict:

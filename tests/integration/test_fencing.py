@@ -25,9 +25,26 @@ from warpgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from warpgraph.errors import CheckpointConflictError
 
 from tests._subproc import child_env
+from tests.integration.test_persistence_wiring import _tree as history_tree
 
 PY = sys.executable
 ENV = child_env()
+
+
+def run_and_report(fields: str) -> str:
+    """The end of a racing child program (inside its saver's `with`, `graph`, `config`,
+    `durability` and `driver` set): run the graph; print "won", or "conflict" and the
+    JSON of `fields` (an expression of the CheckpointConflictError `e`)."""
+    return f"""    try:
+        if driver == "async":
+            asyncio.run(graph.ainvoke(None, config, durability=durability))
+        else:
+            graph.invoke(None, config, durability=durability)
+        print("won", flush=True)
+    except CheckpointConflictError as e:
+        print("conflict", json.dumps({fields}), flush=True)
+"""
+
 
 # One racer: resumes the shared thread (interrupted before "work"); its "work" node says
 # "ready" and waits for "go", so both racers have loaded the same head before either
@@ -63,16 +80,7 @@ with Saver.from_conn_string(target) as saver:
     g.add_edge("more", END)
     graph = g.compile(checkpointer=saver, interrupt_before=["work"])
     config = {"configurable": {"thread_id": "shared"}}
-    try:
-        if driver == "async":
-            asyncio.run(graph.ainvoke(None, config, durability=durability))
-        else:
-            graph.invoke(None, config, durability=durability)
-        print("won", flush=True)
-    except CheckpointConflictError as e:
-        info = [e.thread_id, e.checkpoint_ns, e.expected, e.actual, str(e)]
-        print("conflict", json.dumps(info), flush=True)
-"""
+""" + run_and_report("[e.thread_id, e.checkpoint_ns, e.expected, e.actual, str(e)]")
 
 
 class S(TypedDict):
@@ -315,19 +323,9 @@ async def test_async_runs_conflict_on_async_sqlite_saver(tmp_path, durability: s
 
 # --- time travel, forks and updates are not conflicts ------------------------------------
 def _tree(graph: Any, config: dict) -> list:
-    """The thread's history with ids replaced by their position (newest first)."""
-    history = list(graph.get_state_history(config))
-    pos = {h.config["configurable"]["checkpoint_id"]: i for i, h in enumerate(history)}
-    return [
-        (
-            h.values,
-            h.next,
-            h.metadata["source"],
-            h.metadata["step"],
-            pos.get((h.parent_config or {}).get("configurable", {}).get("checkpoint_id")),
-        )
-        for h in history
-    ]
+    """The thread's history with ids replaced by their position (newest first), without
+    the tasks (`test_persistence_wiring._tree`'s last element)."""
+    return [entry[:5] for entry in history_tree(graph, config)]
 
 
 def _has_update_state() -> bool:

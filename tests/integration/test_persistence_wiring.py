@@ -391,21 +391,18 @@ with SqliteSaver.from_conn_string(path) as saver:
 @pytest.mark.parametrize("durability", ["sync", "async"])
 def test_killed_process_resumes_without_rerunning_finished_tasks(tmp_path, durability) -> None:
     db, log = str(tmp_path / "k.db"), str(tmp_path / "runs.log")
-    crashed = subprocess.run(
-        [PY, "-c", CRASHER, db, log, "1", durability],
-        check=False,
-        env=ENV,
-        capture_output=True,
-        timeout=120,
-    )
+    runs_of = [
+        subprocess.run(
+            [PY, "-c", CRASHER, db, log, crash, durability],
+            check=False,
+            env=ENV,
+            capture_output=True,
+            timeout=120,
+        )
+        for crash in ("1", "0")  # (the second run starts once the first one has ended)
+    ]
+    crashed, resumed = runs_of
     assert crashed.returncode == 3, crashed.stderr.decode()[-2000:]
-    resumed = subprocess.run(
-        [PY, "-c", CRASHER, db, log, "0", durability],
-        check=False,
-        env=ENV,
-        capture_output=True,
-        timeout=120,
-    )
     assert resumed.returncode == 0, resumed.stderr.decode()[-2000:]
     assert resumed.stdout.decode().strip() == str(sorted(["in", "a", "b", "join"]))
     with open(log) as f:

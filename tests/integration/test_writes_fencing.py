@@ -20,6 +20,7 @@ from typing_extensions import TypedDict
 from warpgraph.graph import END, START, StateGraph
 
 from tests._subproc import child_env
+from tests.integration.test_fencing import run_and_report
 
 PY = sys.executable
 
@@ -64,15 +65,7 @@ with Saver.from_conn_string(target) as saver:
     g.add_edge("slow", END)
     graph = g.compile(checkpointer=saver)
     config = {"configurable": {"thread_id": "w"}}
-    try:
-        if driver == "async":
-            asyncio.run(graph.ainvoke(None, config, durability=durability))
-        else:
-            graph.invoke(None, config, durability=durability)
-        print("won", flush=True)
-    except CheckpointConflictError as e:
-        print("conflict", json.dumps([e.thread_id, e.expected, e.actual]), flush=True)
-"""
+""" + run_and_report("[e.thread_id, e.expected, e.actual]")
 
 
 class S(TypedDict):

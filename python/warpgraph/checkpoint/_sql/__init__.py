@@ -15,6 +15,7 @@ __all__ = (
     "CheckpointConflictError",
     "PutOp",
     "WritesOp",
+    "config_of",
     "expected_head_of",
 )
 
@@ -34,6 +35,17 @@ class _NoExpectation:
 
 
 NO_EXPECTATION: Any = _NoExpectation()
+
+
+def config_of(thread_id: str, ns: str, checkpoint_id: str) -> dict[str, Any]:
+    """The config selecting one stored checkpoint."""
+    return {
+        "configurable": {
+            "thread_id": thread_id,
+            "checkpoint_ns": ns,
+            "checkpoint_id": checkpoint_id,
+        }
+    }
 
 
 def expected_head_of(config: dict[str, Any], explicit: Any = NO_EXPECTATION) -> Any:

@@ -49,6 +49,19 @@ blobs keeps every version a live version's chain reaches (`chain_versions`), and
 that stores a version again with other bytes first stores its dependents whole
 (`dependents`). Values written before this module existed are plain blobs and load as
 they always did.
+
+Savers. Every saver keeps its tails in one `Tails` and encodes a put's list values with
+`Tails.encode` (InMemorySaver keeps a put's tails once it is stored; the SQL savers, whose
+puts are stored in the order they are encoded, at once: `Tails.encoder`). A failed write
+makes a SQL saver drop all its tails, and the SQLite saver's reruns of a failed batch
+(savepoints, the native writer's fallback) store every value whole, so no delta names a
+version that was not stored. SQLite keeps small values only inline in its checkpoint
+records: a delta is never inline, and a chain's base is larger than the inline limit
+(`min_base`), so every link has a blob row. Postgres follows a chain in SQL, one
+primary-key lookup per link (`PREV_VERSION_SQL` reads the base version from a delta's
+bytes; only a `text_version` may be one): reads fetch a delta's chain in one more
+statement, and prune / delete_for_runs keep the rows live chains read.
+Full values cached by a saver (`Rebuilt`) end later walks early.
 """
 
 from __future__ import annotations
@@ -64,7 +77,9 @@ from warpgraph.checkpoint.serde._decode import SerdeDecodeError
 __all__ = (
     "DELTA_TYPE",
     "AppendDeltaError",
+    "Rebuilt",
     "Tail",
+    "Tails",
     "chain_versions",
     "encode_value",
     "keep_tail",
@@ -114,6 +129,28 @@ class Tail:
 
 
 TAILS_PER_CHANNEL = 4  # a put's value is tested against each (newest first)
+MAX_TEXT_VERSION = 255  # characters (a msgpack str8: see `PREV_VERSION_SQL`)
+# PostgreSQL: the base version a delta's bytes name (`{b}`: its payload), when it is an
+# ASCII str of at most MAX_TEXT_VERSION characters without a backslash (`text_version`),
+# else NULL or a text no version equals (never an error, whatever the bytes). The payload
+# is the msgpack array [FORMAT, prev, ...]: 0x98 0x01, then prev as a fixstr (0xa0 | n)
+# or a str8 (0xd9 n); `encode(..., 'escape')` gives such bytes as the same text.
+PREV_VERSION_SQL = (
+    "CASE WHEN length({b}) < 4 OR get_byte({b}, 0) <> 152 OR get_byte({b}, 1) <> 1 THEN NULL "
+    "WHEN get_byte({b}, 2) = 217 THEN encode(substring({b} from 5 for get_byte({b}, 3)), "
+    "'escape') WHEN get_byte({b}, 2) BETWEEN 160 AND 191 THEN encode(substring({b} from 4 "
+    "for get_byte({b}, 2) - 160), 'escape') END"
+)
+
+
+def text_version(version: Any) -> bool:
+    """Whether `PREV_VERSION_SQL` reads `version` back from a delta naming it."""
+    return (
+        type(version) is str
+        and len(version) <= MAX_TEXT_VERSION
+        and version.isascii()
+        and "\\" not in version
+    )
 
 
 def keep_tail(tails: list[Tail] | None, tail: Tail) -> list[Tail]:
@@ -174,13 +211,17 @@ def split_array(data: bytes) -> tuple[int, int] | None:
 
 
 def encode_value(
-    dumps: Callable[[Any], Typed], value: Any, version: Any, tails: list[Tail] | None
+    dumps: Callable[[Any], Typed],
+    value: Any,
+    version: Any,
+    tails: list[Tail] | None,
+    min_base: int = 0,
 ) -> tuple[Typed, Tail | None]:
     """The typed form to store for `value` at `version` and the tail it leaves.
 
-    A delta when `value` extends one of the channel's `tails` (see the module docstring),
-    else the whole value (a list in msgpack form starts a new chain; anything else leaves
-    no tail: None)."""
+    A delta when `value` extends one of the channel's `tails` (see the module docstring)
+    whose base is larger than `min_base` bytes, else the whole value (a list in msgpack
+    form starts a new chain; anything else leaves no tail: None)."""
     if type(value) is not list:
         return dumps(value), None
     tail = None
@@ -188,7 +229,7 @@ def encode_value(
         if known.version != version and known.extended_by(value):
             tail = known
             break
-    if tail is not None and tail.depth < MAX_DEPTH:
+    if tail is not None and tail.depth < MAX_DEPTH and tail.base_bytes > min_base:
         prefix = len(tail.items)
         typed = dumps(value[prefix:])
         head = split_array(typed[1]) if typed[0] == "msgpack" else None
@@ -205,6 +246,143 @@ def encode_value(
     if typed[0] != "msgpack" or split_array(typed[1]) is None:
         return typed, None
     return typed, Tail(version, tuple(value), 0, 0, len(typed[1]))
+
+
+class Tails:
+    """A saver's tails, `(thread, ns, channel) -> [Tail, ...]` newest first (at most
+    `limit` keys; all are dropped when it would hold more): the one bookkeeping of every
+    saver that stores append deltas. `min_base`: a chain's base must be larger than this
+    many bytes (the SQLite saver keeps smaller values only inline in its records, where a
+    delta could not find them)."""
+
+    __slots__ = ("held", "limit", "min_base")
+
+    def __init__(self, limit: int = 4096, min_base: int = 0) -> None:
+        self.held: dict[tuple[str, str, str], list[Tail]] = {}
+        self.limit = limit
+        self.min_base = min_base
+
+    def encode(
+        self,
+        dumps: Callable[[Any], Typed],
+        thread: str,
+        ns: str,
+        channel: str,
+        version: Any,
+        value: list,
+        keep: bool = False,
+    ) -> tuple[Typed, Tail | None]:
+        """`encode_value` against the channel's tails; `keep`: its tail kept at once (a
+        saver that stores puts in the order they are encoded: the next put of the
+        channel may extend it before this one is committed), else nothing is kept yet."""
+        key = (thread, ns, channel)
+        typed, tail = encode_value(dumps, value, version, self.held.get(key), self.min_base)
+        if tail is not None and tail.base_bytes <= self.min_base:
+            tail = None  # (a base no delta may extend: nothing to keep)
+        if keep:
+            self.keep({key: tail})
+        return typed, tail
+
+    def encoder(self, dumps: Callable[[Any], Typed], text_versions: bool = False) -> Callable:
+        """A saver's list encoder, `encode(thread, ns, channel, version, value)`: the typed
+        form `encode` gives with the serializer's `dumps`, its tail kept. `text_versions`:
+        only a `text_version` may become a delta's base (the Postgres saver follows a
+        chain in SQL: `PREV_VERSION_SQL`); a value at any other version is stored whole
+        and leaves no tail."""
+        tails = self
+
+        def encode(thread: str, ns: str, channel: str, version: Any, value: list) -> Typed:
+            return tails.encode(dumps, thread, ns, channel, version, value, True)[0]
+
+        if not text_versions:
+            return encode
+
+        def encode_text(thread: str, ns: str, channel: str, version: Any, value: list) -> Typed:
+            if text_version(version):
+                return tails.encode(dumps, thread, ns, channel, version, value, True)[0]
+            self.keep({(thread, ns, channel): None})
+            return dumps(value)
+
+        return encode_text
+
+    def keep(self, tails: dict[tuple[str, str, str], Tail | None]) -> None:
+        """After a put: each channel's new tail only (what the run continues from; older
+        ones would keep earlier generations of the list's objects alive); None drops it."""
+        held = self.held
+        if len(held) + len(tails) > self.limit:
+            held.clear()
+        for key, tail in tails.items():
+            if tail is None:
+                held.pop(key, None)
+            else:
+                held[key] = [tail]
+
+    def read(
+        self, thread: str, ns: str, channel: str, typed: Typed, version: Any, value: Any
+    ) -> None:
+        """After a read decoded the list `value` of `channel` from the stored `typed`
+        (`read_tail`)."""
+        key = (thread, ns, channel)
+        held = self.held
+        kept = read_tail(typed, version, value, held.get(key))
+        if kept:
+            if len(held) >= self.limit and key not in held:
+                held.clear()
+            held[key] = kept
+
+    def forget(self, thread: str | None = None) -> None:
+        """Drop the tails of `thread` (None: all)."""
+        if thread is None:
+            self.held.clear()
+            return
+        for key in [k for k in self.held if k[0] == thread]:
+            del self.held[key]
+
+
+class Rebuilt:
+    """The full typed forms of the deltas a saver read before, by the saver's blob key
+    (a later version's chain stops at one: `rebuild`), at most `limit` bytes (all are
+    dropped when a new one would exceed it; one larger than a quarter is not kept)."""
+
+    __slots__ = ("held", "limit", "size")
+
+    def __init__(self, limit: int = 32 * 1024 * 1024) -> None:
+        self.held: dict[Any, Typed] = {}
+        self.limit = limit
+        self.size = 0
+
+    def clear(self) -> None:
+        self.held.clear()
+        self.size = 0
+
+    def rebuild(
+        self,
+        loads: Callable[[Typed], Any],
+        fetch: Callable[[Any], Typed | None],
+        key: Callable[[Any], Any],
+        typed: Typed,
+        version: Any,
+        channel: str,
+    ) -> tuple[Typed, Any]:
+        """`rebuild` of the delta `typed` stored at `version`: `fetch(v)` gives the
+        stored typed value of a version of the same (thread, ns, channel), `key(v)` its
+        key here (a version found here ends the walk)."""
+        held = self.held
+        hit = held.get(key(version))
+        if hit is not None:
+            return hit, loads(hit)
+
+        def known(v: Any) -> Typed | None:
+            return held.get(key(v)) or fetch(v)
+
+        full, value = rebuild(loads, known, typed, version, channel)
+        size = len(full[1])
+        if size <= self.limit // 4:
+            if self.size + size > self.limit:
+                self.clear()
+            held[key(version)] = full
+            self.size += size
+        return full, value
 
 
 def parse_delta(payload: bytes, where: str) -> tuple[Any, int, int, int, int, int, bytes]:
@@ -256,6 +434,29 @@ def chain_versions(
         if prev in known:
             break
         typed = fetch(prev)
+    return out
+
+
+def live_closure(
+    live: set[tuple[str, Any]], deltas: dict[tuple[str, Any], bytes], key_of: Callable[[Any], Any]
+) -> set[tuple[str, Any]]:
+    """`live` (channel, version key) pairs with every pair their append-delta chains read.
+    `deltas`: the stored deltas' payloads by (channel, version key) (only the deltas are
+    needed: a chain ends at its first value that is not one); `key_of`: a version's key."""
+    out = set(live)
+    for channel, vkey in live:
+        if (channel, vkey) not in deltas:
+            continue
+
+        def fetch(v: Any, channel: str = channel) -> Typed | None:
+            payload = deltas.get((channel, key_of(v)))
+            return None if payload is None else (DELTA_TYPE, payload)
+
+        for v in chain_versions(fetch, vkey, ())[1:]:
+            k = (channel, key_of(v))
+            if k in out:
+                break  # (its own chain is walked from there)
+            out.add(k)
     return out
 
 

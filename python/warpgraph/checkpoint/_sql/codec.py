@@ -36,6 +36,7 @@ from typing import Any
 
 from warpgraph import _core
 from warpgraph._internal._flags import FAST_PATHS
+from warpgraph.checkpoint._sql import config_of  # noqa: F401 - the savers' `codec.config_of`
 from warpgraph.checkpoint.base import (
     EXCLUDED_METADATA_KEYS,
     WRITES_IDX_MAP,
@@ -281,17 +282,29 @@ def native_serde(serde: SerializerProtocol) -> bool:
 
 
 def blob_rows(
-    serde: SerializerProtocol, values: Mapping[str, Any], new_versions: ChannelVersions
+    serde: SerializerProtocol,
+    values: Mapping[str, Any],
+    new_versions: ChannelVersions,
+    lists: tuple[Any, str, str] | None = None,
 ) -> list[tuple[str, str, str, bytes]]:
-    """(channel, version_key, type, bytes) for each new version that has a value."""
+    """(channel, version_key, type, bytes) for each new version that has a value.
+    `lists`: `(encode, thread, ns)`, `encode(thread, ns, channel, version, value)` giving
+    the typed form of each exact list value (append deltas)."""
     try:
-        return _core.blob_rows(values, new_versions, serde.dumps_typed, native_serde(serde))
+        return _core.blob_rows(values, new_versions, serde.dumps_typed, native_serde(serde), lists)
     except TypeError:  # (also: not plain dicts) the loop below names a failing channel
         pass
     rows = []
     for channel, version in new_versions.items():
         if channel in values:
-            typ, data = _dump(serde, f"channel {channel!r}", values[channel])
+            value = values[channel]
+            typed = None
+            if lists is not None and type(value) is list:
+                try:
+                    typed = lists[0](lists[1], lists[2], channel, version, value)
+                except TypeError:
+                    pass  # (`_dump` names the channel)
+            typ, data = typed or _dump(serde, f"channel {channel!r}", value)
             rows.append((channel, version_key(version), typ, data))
     return rows
 
@@ -374,17 +387,6 @@ def dump_metadata(config: RunnableConfig, metadata: CheckpointMetadata) -> tuple
                     f"{type(value).__name__} that cannot be stored as JSON ({exc})"
                 ) from exc
         raise
-
-
-def config_of(thread_id: str, ns: str, checkpoint_id: str) -> RunnableConfig:
-    """The config selecting one stored checkpoint."""
-    return {
-        "configurable": {
-            "thread_id": thread_id,
-            "checkpoint_ns": ns,
-            "checkpoint_id": checkpoint_id,
-        }
-    }
 
 
 def load_metadata(text: str | bytes | None) -> CheckpointMetadata:

@@ -15,20 +15,13 @@ from typing import Any
 
 import ormsgpack
 
+from warpgraph.checkpoint._sql.appends import array_header as _array_header
 from warpgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
-__all__ = ("loads_many", "msgpack_payload", "unpack_payload")
+__all__ = ("loads_given", "loads_many", "msgpack_payload", "unpack_payload")
 
 _OPTION = ormsgpack.OPT_NON_STR_KEYS  # (the decoder's own)
 _NIL = b"\xc0"
-
-
-def _array_header(n: int) -> bytes:
-    if n < 16:
-        return bytes((0x90 | n,))
-    if n < 1 << 16:
-        return b"\xdc" + n.to_bytes(2, "big")
-    return b"\xdd" + n.to_bytes(4, "big")
 
 
 def loads_many(serde: Any, typed: Sequence[tuple[str, bytes]]) -> list[Any]:
@@ -59,6 +52,15 @@ def loads_many(serde: Any, typed: Sequence[tuple[str, bytes]]) -> list[Any]:
                     return out
     loads = serde.loads_typed
     return [loads(t) for t in typed]
+
+
+def loads_given(serde: Any, typed: Sequence[tuple[str, bytes]], given: dict[int, Any]) -> list[Any]:
+    """`loads_many`, except that the values at the indexes of `given` are those (decoded
+    already: rebuilt append deltas)."""
+    if not given:
+        return loads_many(serde, typed)
+    rest = iter(loads_many(serde, [t for i, t in enumerate(typed) if i not in given]))
+    return [given[i] if i in given else next(rest) for i in range(len(typed))]
 
 
 def msgpack_payload(serde: Any, typed: Sequence[tuple[str, bytes]], limit: int) -> bytes | None:

@@ -8,15 +8,20 @@ from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
 from contextlib import AbstractAsyncContextManager, AbstractContextManager, ExitStack
 from typing import Any
 
+from warpgraph.checkpoint._sql import config_of
 from warpgraph.checkpoint._sql.appends import (
     DELTA_TYPE,
+    Rebuilt,
     Tail,
+    Tails,
     chain_versions,
-    encode_value,
-    read_tail,
-    rebuild,
 )
-from warpgraph.checkpoint._sql.values import loads_many, msgpack_payload, unpack_payload
+from warpgraph.checkpoint._sql.values import (
+    loads_given,
+    loads_many,
+    msgpack_payload,
+    unpack_payload,
+)
 from warpgraph.checkpoint.base import (
     WRITES_IDX_MAP,
     BaseCheckpointSaver,
@@ -55,14 +60,7 @@ def _ns(config: RunnableConfig) -> str:
     return config["configurable"].get("checkpoint_ns", "")
 
 
-def _config(thread_id: str, ns: str, checkpoint_id: str) -> RunnableConfig:
-    return {
-        "configurable": {
-            "thread_id": thread_id,
-            "checkpoint_ns": ns,
-            "checkpoint_id": checkpoint_id,
-        }
-    }
+_config = config_of  # the config selecting one stored checkpoint
 
 
 class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAsyncContextManager):
@@ -93,11 +91,10 @@ class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAs
         self.append_deltas = append_deltas
         # (thread, ns, channel) -> the list values last stored or read for it, newest
         # first (`Tail`s: what a put's value may extend)
-        self._tails: dict[tuple[str, str, str], list[Tail]] = {}
+        self._tails = Tails(TAILS)
         # (thread, ns, channel, version) -> the full typed value of an append delta read
         # before (a later version's chain stops there); cleared with `_reads`
-        self._rebuilt: dict[tuple[str, str, str, Any], Typed] = {}
-        self._rebuilt_bytes = 0
+        self._rebuilt = Rebuilt(REBUILT_MAX)
         # `factory` may be a persistent dict type (a context manager flushing to disk); the
         # saver's own context then opens and closes the three stores together.
         self.stack = ExitStack()
@@ -174,28 +171,21 @@ class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAs
 
     def _rebuild(self, thread_id: str, ns: str, channel: str, version: Any) -> tuple[Typed, Any]:
         """The full (typed, decoded) value stored at a version, append deltas joined."""
-        blobs, rebuilt = self.blobs, self._rebuilt
+        blobs = self.blobs
+
+        def key(v: Any) -> tuple:
+            return (thread_id, ns, channel, v)
 
         def fetch(v: Any) -> Typed | None:
-            key = (thread_id, ns, channel, v)
-            return rebuilt.get(key) or blobs.get(key)
+            return blobs.get((thread_id, ns, channel, v))
 
-        key = (thread_id, ns, channel, version)
-        typed, value = rebuild(self.serde.loads_typed, fetch, blobs[key], version, channel)
-        size = len(typed[1])
-        if size <= REBUILT_MAX // 4:
-            if self._rebuilt_bytes + size > REBUILT_MAX:
-                rebuilt.clear()
-                self._rebuilt_bytes = 0
-            rebuilt[key] = typed
-            self._rebuilt_bytes += size
-        return typed, value
+        typed = blobs[(thread_id, ns, channel, version)]
+        return self._rebuilt.rebuild(self.serde.loads_typed, fetch, key, typed, version, channel)
 
     def _clear_reads(self) -> None:
         """Forget the read caches (a blob was stored again or deleted)."""
         self._reads.clear()
         self._rebuilt.clear()
-        self._rebuilt_bytes = 0
 
     def _chain_keys(
         self, thread_id: str, ns: str, channel: str, version: Any, known: Any = ()
@@ -232,13 +222,7 @@ class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAs
             channels, stored, rebuilt = self._stored_values(
                 thread_id, ns, checkpoint["channel_versions"]
             )
-            if rebuilt:
-                rest = iter(
-                    loads_many(self.serde, [b for i, b in enumerate(stored) if i not in rebuilt])
-                )
-                decoded = [rebuilt[i] if i in rebuilt else next(rest) for i in range(len(stored))]
-            else:
-                decoded = loads_many(self.serde, stored)
+            decoded = loads_given(self.serde, stored, rebuilt)
             checkpoint = {**checkpoint, "channel_values": dict(zip(channels, decoded))}
             payload = msgpack_payload(self.serde, [envelope, metadata_b, *stored], READ_CACHE_MAX)
             if payload is not None:
@@ -366,13 +350,14 @@ class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAs
         tails: dict[tuple[str, str, str], Tail | None] = {}
         try:
             if self.append_deltas:
-                held = self._tails
+                book = self._tails
+                held = book.held
                 for channel, version in new_versions.items():
                     value = values.get(channel, _EMPTY)
                     if type(value) is list:
                         key = (thread_id, ns, channel)
-                        blobs[(*key, version)], tails[key] = encode_value(
-                            dumps, value, version, held.get(key)
+                        blobs[(*key, version)], tails[key] = book.encode(
+                            dumps, thread_id, ns, channel, version, value
                         )
                         continue
                     blobs[(thread_id, ns, channel, version)] = (
@@ -403,7 +388,7 @@ class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAs
                 self._rebase_dependents(changed)
         stored.update(blobs)
         if tails:
-            self._keep_tails(tails)
+            self._tails.keep(tails)
         parent_id = config["configurable"].get("checkpoint_id")
         checkpoints = self.storage[thread_id][ns]
         cid = checkpoint["id"]
@@ -419,28 +404,11 @@ class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAs
     def _read_tails(self, thread_id: str, ns: str, checkpoint: dict[str, Any]) -> None:
         """Tails of the list values a `get_tuple` returns (`read_tail`)."""
         versions = checkpoint["channel_versions"]
-        held = self._tails
         for channel, value in checkpoint["channel_values"].items():
             if type(value) is list:
-                key = (thread_id, ns, channel)
                 version = versions[channel]
-                kept = read_tail(self.blobs[(*key, version)], version, value, held.get(key))
-                if kept:
-                    if len(held) >= TAILS and key not in held:
-                        held.clear()
-                    held[key] = kept
-
-    def _keep_tails(self, tails: dict[tuple[str, str, str], Tail | None]) -> None:
-        """After a put: each channel's new tail only (what the run continues from; the
-        older ones would keep earlier generations of the list's objects alive)."""
-        held = self._tails
-        if len(held) + len(tails) > TAILS:
-            held.clear()
-        for key, tail in tails.items():
-            if tail is None:
-                held.pop(key, None)
-            else:
-                held[key] = [tail]
+                typed = self.blobs[(thread_id, ns, channel, version)]
+                self._tails.read(thread_id, ns, channel, typed, version, value)
 
     def _rebase_dependents(self, keys: Sequence[tuple]) -> None:
         """Before the blobs at `keys` are stored again with other bytes: store every append
@@ -458,7 +426,7 @@ class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAs
                 whole[key] = self._rebuild(*key)[0]
         self.blobs.update(whole)
         for key in lines:
-            self._tails.pop(key, None)
+            self._tails.held.pop(key, None)
 
     def put_writes(
         self,
@@ -584,8 +552,7 @@ class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAs
             del self._heads[key]
 
     def _forget_tails(self, thread_id: str) -> None:
-        for key in [k for k in self._tails if k[0] == thread_id]:
-            del self._tails[key]
+        self._tails.forget(thread_id)
 
     # --- async API: the sync methods (nothing here blocks); see `_async_twin` below
     async def alist(self, config: RunnableConfig | None, **kwargs: Any) -> AsyncIterator[Any]:

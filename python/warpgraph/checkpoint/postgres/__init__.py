@@ -31,7 +31,6 @@ from warpgraph.checkpoint.postgres._saver import (
     connect_kwargs,
     pool_kwargs,
     psycopg,
-    raise_conflict,
     recover_pipeline,
     tuple_row,
 )
@@ -91,7 +90,7 @@ class PostgresSaver(PostgresBase):
     @classmethod
     @contextmanager
     def _open(
-        cls, conn_string: str, pipeline: bool, serde: Any, pool_size: int | None
+        cls, conn_string: str, pipeline: bool, serde: Any, pool_size: int | None, deltas: bool
     ) -> Iterator[PostgresSaver]:
         kwargs = connect_kwargs(pipeline, pool_size)
         if pool_size is not None:
@@ -100,15 +99,15 @@ class PostgresSaver(PostgresBase):
             with ConnectionPool(
                 conn_string, **pool_kwargs(pool_size, kwargs, configure_connection, open=True)
             ) as pool:
-                yield cls(pool, serde=serde)
+                yield cls(pool, serde=serde, append_deltas=deltas)
             return
         with psycopg.connect(conn_string, **kwargs) as conn:
             configure_connection(conn)
             if pipeline:
                 with conn.pipeline() as pipe:
-                    yield cls(conn, pipe, serde=serde)
+                    yield cls(conn, pipe, serde=serde, append_deltas=deltas)
             else:
-                yield cls(conn, serde=serde)
+                yield cls(conn, serde=serde, append_deltas=deltas)
 
     def setup(self) -> None:
         """Create or migrate the tables (idempotent; safe to call from several processes)."""
@@ -116,10 +115,7 @@ class PostgresSaver(PostgresBase):
 
     # --- execution: the sync executor; the async one runs it in a worker thread
     def _exec(self, op: _sql.Op) -> Any:
-        if type(op) is _sql.Write:  # put / put_writes: encoded already
-            query, value = op
-        else:
-            query, value = _sql.start(op)  # encoding and validation: before a connection
+        query, value = self._first(op)
         if query is None:
             return value
         try:
@@ -127,8 +123,7 @@ class PostgresSaver(PostgresBase):
                 try:
                     if query.raw:  # a write: one statement, nothing to fetch
                         execute_write(conn, self._write_cursor(conn), query)
-                        if type(op) is not _sql.Write:
-                            value = _sql.resume(op, None)[1]
+                        value = self._wrote(op, value)
                     else:
                         value = self._run_reads(conn, op, query)
                     if self.pipe is not None:
@@ -138,8 +133,8 @@ class PostgresSaver(PostgresBase):
                         recover_pipeline(self.pipe)
                     raise
                 return value
-        except psycopg.Error as exc:
-            raise_conflict(exc)
+        except BaseException as exc:
+            self._failed(query, exc)
             raise
 
     @staticmethod

@@ -290,19 +290,37 @@ def blob_rows(
     new_versions: ChannelVersions,
     inlined: dict[str, Any],
     spilled: list[str],
+    lists: tuple[Any, str, str] | None = None,
 ) -> list[tuple[str, str, str, bytes]]:
     """(channel, version key, type, bytes) of the blobs a put writes: its new versions'
     values except the inlined ones, plus the spilled channels' (see `inline_values`).
-    Same rows and errors as `codec.blob_rows` for what it covers."""
+    Same rows and errors as `codec.blob_rows` for what it covers; `lists` as there (the
+    list values of new versions: append deltas)."""
     values = checkpoint["channel_values"]
     dumps = serde.dumps_typed
     version_key = codec.version_key
     try:
-        rows = [
-            (ch, version_key(ver), *dumps(values[ch]))
-            for ch, ver in new_versions.items()
-            if ch in values and ch not in inlined
-        ]
+        if lists is None:
+            rows = [
+                (ch, version_key(ver), *dumps(values[ch]))
+                for ch, ver in new_versions.items()
+                if ch in values and ch not in inlined
+            ]
+        else:
+            encode, thread, ns = lists
+            rows = [
+                (
+                    ch,
+                    version_key(ver),
+                    *(
+                        encode(thread, ns, ch, ver, values[ch])
+                        if type(values[ch]) is list
+                        else dumps(values[ch])
+                    ),
+                )
+                for ch, ver in new_versions.items()
+                if ch in values and ch not in inlined
+            ]
         if spilled:
             versions = checkpoint["channel_versions"]
             rows += [
@@ -323,11 +341,14 @@ def put_op(
     metadata: CheckpointMetadata,
     new_versions: ChannelVersions,
     expected_head: Any = NO_EXPECTATION,
+    lists: Any = None,
 ) -> Write:
     """Store a checkpoint and its new blobs; return the config selecting it.
 
     With an expected head (argument or `configurable[CONFIG_KEY_EXPECTED_HEAD]`), raise
     CheckpointConflictError unless the thread/ns head is still that id (None: no head).
+    `lists`: `encode(thread, ns, channel, version, value)` of the list values (append
+    deltas), or None.
     """
     conf = config["configurable"]
     thread_id = conf["thread_id"]
@@ -337,7 +358,9 @@ def put_op(
     if fenced and expected is not None and not isinstance(expected, str):
         raise ValueError(f"expected head must be a checkpoint id (str) or None, got {expected!r}")
     inline, spilled = inline_values(checkpoint)
-    blobs = blob_rows(serde, checkpoint, new_versions, inline, spilled)
+    blobs = blob_rows(
+        serde, checkpoint, new_versions, inline, spilled, lists and (lists, thread_id, ns)
+    )
     envelope = checkpoint.copy()
     envelope["channel_values"] = inline
     try:
@@ -476,14 +499,16 @@ def put_writes_sql(n_rows: int, replace: bool = True) -> str:
 _NOTHING = Write(None)
 
 
-def batch_all_op(serde: SerializerProtocol, ops: Sequence[PutOp | WritesOp]) -> Op:
+def batch_all_op(
+    serde: SerializerProtocol, ops: Sequence[PutOp | WritesOp], lists: Any = None
+) -> Op:
     """put_batch, all or nothing, in one round trip: one merged statement, or, when two ops
     write the same row (two puts on one thread/ns) or their fences cannot share one check,
     a pipeline in one implicit transaction (a Query with fetch="pipeline" whose params are
     the queries; each fenced op checks the head itself there, in order)."""
     checks = merged_fences(ops)
     # encoding: before any connection is taken
-    writes = [batch_op(serde, op, checks is None or checks[i]) for i, op in enumerate(ops)]
+    writes = [batch_op(serde, op, checks is None or checks[i], lists) for i, op in enumerate(ops)]
     if all(w.query is None for w in writes):
         return [w.value for w in writes]
     merged = merged_query(ops, writes) if checks is not None else None
@@ -549,12 +574,20 @@ def _key_of(op: PutOp | WritesOp) -> tuple:
     return conf["thread_id"], conf.get("checkpoint_ns", "")
 
 
-def batch_op(serde: SerializerProtocol, op: PutOp | WritesOp, check: bool = True) -> Write:
+def batch_op(
+    serde: SerializerProtocol, op: PutOp | WritesOp, check: bool = True, lists: Any = None
+) -> Write:
     """The operation of one `put_batch` item (`check=False`: a writes op's fence is checked
-    by another statement of its batch, see `merged_fences`)."""
+    by another statement of its batch, see `merged_fences`; `lists`: see `put_op`)."""
     if isinstance(op, PutOp):
         return put_op(
-            serde, op.config, op.checkpoint, op.metadata, op.new_versions, op.expected_head
+            serde,
+            op.config,
+            op.checkpoint,
+            op.metadata,
+            op.new_versions,
+            op.expected_head,
+            lists,
         )
     if isinstance(op, WritesOp):
         expected = op.expected_head if check else NO_EXPECTATION

@@ -20,6 +20,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
 
 from warpgraph.checkpoint._sql import PutOp, WritesOp
 from warpgraph.checkpoint._sql.api import SqlSaverBase
+from warpgraph.checkpoint._sql.appends import Tails
 from warpgraph.checkpoint.base import CheckpointTuple, RunnableConfig, SerializerProtocol
 from warpgraph.checkpoint.postgres import _put, _sql
 
@@ -28,6 +29,7 @@ from warpgraph.checkpoint.postgres import _put, _sql
 # read query (a custom plan costs more to make than to run). Set on connections that
 # `from_conn_string` creates, never on a caller's connection.
 SESSION_SETUP = "SET plan_cache_mode = force_generic_plan"
+TAILS = 4096  # (thread, ns, channel) tails kept for append deltas (`_sql/appends.py`)
 
 
 def check_autocommit(conn: Any) -> None:
@@ -101,9 +103,19 @@ class PostgresBase(SqlSaverBase):
     _raw_cursor: Callable[[Any], Any]  # psycopg (Async)RawCursor
 
     def __init__(
-        self, conn: Any, pipe: Any = None, serde: SerializerProtocol | None = None
+        self,
+        conn: Any,
+        pipe: Any = None,
+        serde: SerializerProtocol | None = None,
+        *,
+        append_deltas: bool = True,
     ) -> None:
         super().__init__(serde=serde)
+        # append deltas (`_sql/appends.py`): a list value extending the one last stored or
+        # read for its channel is stored as the appended items. Tails are kept when a put
+        # is encoded (before it runs); a failed write drops them all (`_drop_tails`).
+        self.append_deltas = append_deltas
+        self._tails = Tails(TAILS) if append_deltas else None
         self.is_pool = _is_pool(conn, self._pool_type)
         name = self._conn_type.__name__
         if self.is_pool and pipe is not None:
@@ -126,6 +138,47 @@ class PostgresBase(SqlSaverBase):
     def _init_runtime(self) -> None:
         pass
 
+    @property
+    def _lists(self) -> Any:
+        """The list encoder of puts (None: every value whole)."""
+        tails = self._tails
+        if tails is None:
+            return None
+        cached = self.__dict__.get("_wg_lists")
+        if cached is None or cached[0] is not self.serde:  # (a `with_allowlist` clone)
+            cached = (self.serde, tails.encoder(self.serde.dumps_typed, text_versions=True))
+            self.__dict__["_wg_lists"] = cached
+        return cached[1]
+
+    @staticmethod
+    def _first(op: Any) -> tuple[_sql.Query | None, Any]:
+        """(an op's first query, None) or (None, its value): a `Write` (put / put_writes)
+        is encoded already; a generator encodes and validates here, before a connection
+        is taken."""
+        if type(op) is _sql.Write:
+            return op  # type: ignore[return-value]
+        return _sql.start(op)
+
+    @staticmethod
+    def _wrote(op: Any, value: Any) -> Any:
+        """An op's value once its write statement ran."""
+        return value if type(op) is _sql.Write else _sql.resume(op, None)[1]
+
+    def _failed(self, query: _sql.Query, exc: BaseException) -> None:
+        """After an op's query raised `exc` (re-raised by the caller): a failed write drops
+        the tails (no later put may extend what it held); a fence conflict is raised as
+        CheckpointConflictError."""
+        if query.raw:
+            self._drop_tails()
+        if isinstance(exc, psycopg.Error):
+            raise_conflict(exc)
+
+    def _drop_tails(self) -> None:
+        """After a failed write: the next put of a channel must not extend a version that
+        may not be stored."""
+        if self._tails is not None:
+            self._tails.forget()
+
     @classmethod
     def from_conn_string(
         cls,
@@ -134,10 +187,11 @@ class PostgresBase(SqlSaverBase):
         pipeline: bool = False,
         serde: SerializerProtocol | None = None,
         pool_size: int | None = None,
+        append_deltas: bool = True,
     ) -> Any:
         """A saver on a new connection (or a pool of `pool_size` connections), closed on
         exit: a context manager (an async one for `AsyncPostgresSaver`)."""
-        return cls._open(conn_string, pipeline, serde, pool_size)
+        return cls._open(conn_string, pipeline, serde, pool_size, append_deltas)
 
     def _connection(self) -> Any:
         """The connection to run a job on, as a (sync or async) context manager."""
@@ -165,8 +219,9 @@ class PostgresBase(SqlSaverBase):
     def _get_tuple_job(self, config: RunnableConfig) -> _sql.Op:
         return _sql.get_tuple_op(config)
 
-    def _done_tuple(self, rows: Any) -> CheckpointTuple | None:
-        return next(_sql.rows_to_tuples(self.serde, rows), None)
+    def _done_tuple(self, got: Any) -> CheckpointTuple | None:
+        rows, chains = got
+        return next(_sql.rows_to_tuples(self.serde, rows, chains, self._tails), None)
 
     def _list_job(self, config: Any, filter: Any, before: Any, limit: Any) -> _sql.Op:
         return _sql.list_page_op(self.serde, config, filter, before, limit)
@@ -174,7 +229,9 @@ class PostgresBase(SqlSaverBase):
     def _put_job(
         self, config: Any, checkpoint: Any, metadata: Any, new_versions: Any, expected_head: Any
     ) -> _sql.Write:
-        return _put.put_op(self.serde, config, checkpoint, metadata, new_versions, expected_head)
+        return _put.put_op(
+            self.serde, config, checkpoint, metadata, new_versions, expected_head, self._lists
+        )
 
     def _put_writes_job(
         self, config: Any, writes: Any, task_id: str, task_path: str, expected_head: Any
@@ -183,9 +240,10 @@ class PostgresBase(SqlSaverBase):
 
     def _put_batch_job(self, ops: Sequence[PutOp | WritesOp], return_exceptions: bool) -> Any:
         """All or nothing: one op (`_put.batch_all_op`); else a list of ops run one by one."""
+        lists = self._lists
         if return_exceptions:  # ops encoded one by one when run: errors stay per op
-            return [functools.partial(_put.batch_op, self.serde, op) for op in ops]
-        return _put.batch_all_op(self.serde, ops)
+            return [functools.partial(_put.batch_op, self.serde, op, True, lists) for op in ops]
+        return _put.batch_all_op(self.serde, ops, lists)
 
     def _delete_thread_job(self, thread_id: str) -> _sql.Op:
         return _sql.delete_threads_op([thread_id])

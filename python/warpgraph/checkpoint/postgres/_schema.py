@@ -23,6 +23,10 @@ CHECKPOINT_COLUMNS = (
     "channels, versions, inlined, inline_type, inline, metadata, run_id"
 )
 
+# the first columns of every table: a thread's namespace
+_NAMESPACE = """thread_id TEXT COLLATE "C" NOT NULL,
+    checkpoint_ns TEXT COLLATE "C" NOT NULL DEFAULT '',"""
+
 # Arbitrary constant for pg_advisory_xact_lock: serialises concurrent setup() calls.
 SETUP_LOCK_KEY = 0x77617270
 
@@ -36,8 +40,7 @@ MIGRATIONS: list[str] = [
     # are read. `channels`/`versions` list the checkpoint's (channel, version key) pairs so
     # reads join the blobs in SQL; run_id is metadata's run_id (for delete_for_runs).
     f"""CREATE TABLE IF NOT EXISTS {CHECKPOINTS} (
-    thread_id TEXT COLLATE "C" NOT NULL,
-    checkpoint_ns TEXT COLLATE "C" NOT NULL DEFAULT '',
+    {_NAMESPACE}
     checkpoint_id TEXT COLLATE "C" NOT NULL,
     parent_checkpoint_id TEXT COLLATE "C",
     type TEXT NOT NULL,
@@ -53,8 +56,7 @@ MIGRATIONS: list[str] = [
 )""",
     # 1: one blob per (thread, ns, channel, version), written only for new versions.
     f"""CREATE TABLE IF NOT EXISTS {BLOBS} (
-    thread_id TEXT COLLATE "C" NOT NULL,
-    checkpoint_ns TEXT COLLATE "C" NOT NULL DEFAULT '',
+    {_NAMESPACE}
     channel TEXT COLLATE "C" NOT NULL,
     version TEXT COLLATE "C" NOT NULL,
     type TEXT NOT NULL,
@@ -63,8 +65,7 @@ MIGRATIONS: list[str] = [
 )""",
     # 2: pending writes; idx < 0 for the special channels of WRITES_IDX_MAP.
     f"""CREATE TABLE IF NOT EXISTS {WRITES} (
-    thread_id TEXT COLLATE "C" NOT NULL,
-    checkpoint_ns TEXT COLLATE "C" NOT NULL DEFAULT '',
+    {_NAMESPACE}
     checkpoint_id TEXT COLLATE "C" NOT NULL,
     task_id TEXT COLLATE "C" NOT NULL,
     idx INTEGER NOT NULL,
@@ -77,8 +78,7 @@ MIGRATIONS: list[str] = [
     # 3: the head of each (thread, ns), the row write fencing locked up to version 5; from
     # 6 on it is no longer written (the head is computed, see 6).
     f"""CREATE TABLE IF NOT EXISTS {HEADS} (
-    thread_id TEXT COLLATE "C" NOT NULL,
-    checkpoint_ns TEXT COLLATE "C" NOT NULL DEFAULT '',
+    {_NAMESPACE}
     checkpoint_id TEXT COLLATE "C",
     PRIMARY KEY (thread_id, checkpoint_ns)
 )""",

@@ -15,8 +15,14 @@ import json
 from collections.abc import Generator, Iterator, Sequence
 from typing import Any, Literal, NamedTuple
 
-from warpgraph.checkpoint._sql import codec
-from warpgraph.checkpoint._sql.codec import config_of
+from warpgraph.checkpoint._sql import codec, config_of
+from warpgraph.checkpoint._sql.appends import (
+    DELTA_TYPE,
+    PREV_VERSION_SQL,
+    Rebuilt,
+    Tails,
+    text_version,
+)
 from warpgraph.checkpoint.base import (
     CheckpointTuple,
     RunnableConfig,
@@ -128,8 +134,51 @@ CROSS JOIN pb
 ORDER BY p.checkpoint_id DESC"""
 
 
-def rows_to_tuples(serde: SerializerProtocol, rows: Sequence[Any]) -> Iterator[CheckpointTuple]:
-    """Decode `_SELECT` rows (newest first) into CheckpointTuples, lazily.
+def _live_chains(start: str) -> str:
+    """A recursive CTE `live`: the blob rows `start` selects (`b`: append deltas) and every
+    row their chains read, one primary-key lookup per link (the base version a delta
+    names is read from its bytes in SQL: `PREV_VERSION_SQL`)."""
+    return f"""live(thread_id, checkpoint_ns, channel, version, type, blob, depth) AS (
+    SELECT b.thread_id, b.checkpoint_ns, b.channel, b.version, b.type, b.blob, 0 {start}
+  UNION ALL
+    SELECT b.thread_id, b.checkpoint_ns, b.channel, b.version, b.type, b.blob, l.depth + 1
+    FROM live l JOIN {BLOBS} b ON b.thread_id = l.thread_id
+        AND b.checkpoint_ns = l.checkpoint_ns AND b.channel = l.channel
+        AND b.version = ({PREV_VERSION_SQL.format(b="l.blob")})
+    WHERE l.type = '{DELTA_TYPE}' AND l.depth < 300
+)"""
+
+
+# The blob rows the append deltas among a read's blobs read (`_sql/appends.py`): from the
+# deltas (unnest of their keys' columns) down each chain to its base, one primary-key
+# lookup per link (the base version a delta names is read from its bytes in SQL).
+_CHAIN_START = f"""FROM unnest(%s::text[], %s::text[], %s::text[], %s::text[]) AS s(t, ns, ch, v)
+    JOIN {BLOBS} b ON b.thread_id = s.t AND b.checkpoint_ns = s.ns AND b.channel = s.ch
+        AND b.version = s.v"""
+CHAIN_SQL = f"""
+WITH RECURSIVE {_live_chains(_CHAIN_START)}
+SELECT DISTINCT thread_id, checkpoint_ns, channel, version, type, blob FROM live"""
+
+
+def chains_op(rows: Sequence[Any]) -> Op:
+    """(rows, the blob rows of their append deltas' chains: `CHAIN_SQL`, or () when the
+    rows read no delta)."""
+    if not rows or not rows[0][15] or DELTA_TYPE not in rows[0][19]:
+        return rows, ()
+    starts = [k[:4] for k in zip(*rows[0][15:20]) if k[4] == DELTA_TYPE]
+    chain = yield Query(CHAIN_SQL, [list(col) for col in zip(*starts)], "all")
+    return rows, chain
+
+
+def rows_to_tuples(
+    serde: SerializerProtocol,
+    rows: Sequence[Any],
+    chains: Sequence[Any] = (),
+    tails: Tails | None = None,
+) -> Iterator[CheckpointTuple]:
+    """Decode `_SELECT` rows (newest first) into CheckpointTuples, lazily; `chains`: the
+    blob rows their append deltas read (`chains_op`); `tails`: the saver's, given the
+    list values read (`get_tuple`: a run continues from them).
 
     Every tuple gets its own freshly decoded values (blob bytes are shared, objects not).
     """
@@ -141,6 +190,9 @@ def rows_to_tuples(serde: SerializerProtocol, rows: Sequence[Any]) -> Iterator[C
     if ts:
         for key in zip(ts, nss, chs, vers, tys, blobs):
             index[key[:4]] = (key[4], key[5] if key[5] is not None else b"")
+    for key in chains:
+        index[key[:4]] = (key[4], key[5] if key[5] is not None else b"")
+    rebuilt = None  # (made for the first delta)
     version_key = codec.version_key
     for row in rows:
         (
@@ -175,7 +227,13 @@ def rows_to_tuples(serde: SerializerProtocol, rows: Sequence[Any]) -> Iterator[C
             if ch in inlined:
                 values[ch] = inlined[ch]
             elif (blob := index.get((thread_id, ns, ch, version_key(ver)))) is not None:
-                values[ch] = loads(blob)
+                if blob[0] == DELTA_TYPE:
+                    rebuilt = rebuilt or Rebuilt()
+                    values[ch] = _rebuild(loads, rebuilt, index, (thread_id, ns, ch), blob, ver)
+                else:
+                    values[ch] = loads(blob)
+                if tails is not None and type(values[ch]) is list and text_version(ver):
+                    tails.read(thread_id, ns, ch, blob, ver, values[ch])
         checkpoint["channel_values"] = values
         writes = []
         if w_task:
@@ -189,6 +247,26 @@ def rows_to_tuples(serde: SerializerProtocol, rows: Sequence[Any]) -> Iterator[C
             parent_config=config_of(thread_id, ns, parent) if parent else None,
             pending_writes=writes,
         )
+
+
+def _rebuild(
+    loads: Any,
+    rebuilt: Rebuilt,
+    index: dict[tuple[str, str, str, str], tuple[str, bytes]],
+    line: tuple[str, str, str],
+    typed: tuple[str, bytes],
+    version: Any,
+) -> Any:
+    """The value of the append delta `typed` stored at `version` of `line` (thread, ns,
+    channel), its chain read from `index`."""
+
+    def at(v: Any) -> tuple[str, str, str, str]:
+        return (*line, codec.version_key(v))
+
+    def fetch(v: Any) -> tuple[str, bytes] | None:
+        return index.get(at(v))
+
+    return rebuilt.rebuild(loads, fetch, at, typed, version, line[2])[1]
 
 
 # One checkpoint (get_tuple): `_SELECT`'s columns without its page machinery (window
@@ -221,13 +299,16 @@ _GET_BY_ID = _SELECT_ONE.format(id=" AND c.checkpoint_id = %s")
 
 
 def get_tuple_op(config: RunnableConfig) -> Op:
-    """The selected checkpoint's row (latest of the thread/ns when no id) in a list."""
+    """The selected checkpoint's row (latest of the thread/ns when no id) in a list, and
+    the blob rows its append deltas read (`chains_op`)."""
     conf = config["configurable"]
     params: list[Any] = [conf["thread_id"], conf.get("checkpoint_ns", "")]
     if checkpoint_id := get_checkpoint_id(config):
         params.append(checkpoint_id)
-        return (yield Query(_GET_BY_ID, params, "all"))
-    return (yield Query(_GET_LATEST, params, "all"))
+        rows = yield Query(_GET_BY_ID, params, "all")
+    else:
+        rows = yield Query(_GET_LATEST, params, "all")
+    return (yield from chains_op(rows))
 
 
 def list_op(
@@ -283,8 +364,8 @@ def list_page_op(
     limit: int | None,
 ) -> Op:
     """`list` as one page: (the tuples, decoded lazily after the connection is released, None)."""
-    rows = yield from list_op(config, filter, before, limit)
-    return rows_to_tuples(serde, rows), None
+    rows, chains = yield from chains_op((yield from list_op(config, filter, before, limit)))
+    return rows_to_tuples(serde, rows, chains), None
 
 
 # --- deletion, copy, prune ---------------------------------------------------------------
@@ -305,8 +386,23 @@ def delete_threads_op(thread_ids: Sequence[str]) -> Op:
 # CTEs all see the snapshot from before the statement, so "still referenced" excludes the
 # deleted runs' checkpoints explicitly. (The head, max(checkpoint_id), follows by itself.)
 _NOT_A_RUN = "NOT coalesce(c2.run_id = ANY(%(runs)s::text[]), false)"
+
+
+# (a blob row that a live chain reads is kept)
+_NOT_LIVE = """NOT EXISTS (SELECT 1 FROM live l WHERE l.thread_id = b.thread_id
+            AND l.checkpoint_ns = b.checkpoint_ns AND l.channel = b.channel
+            AND l.version = b.version)"""
+# the deltas the surviving checkpoints of the runs' namespaces name
+_RUNS_LIVE = f"""FROM (
+        SELECT DISTINCT thread_id, checkpoint_ns FROM {CHECKPOINTS}
+        WHERE run_id = ANY(%(runs)s::text[]) AND run_id IS NOT NULL
+    ) a JOIN {BLOBS} b ON b.thread_id = a.thread_id AND b.checkpoint_ns = a.checkpoint_ns
+    WHERE b.type = '{DELTA_TYPE}' AND EXISTS (
+        SELECT 1 FROM {CHECKPOINTS} c2, unnest(c2.channels, c2.versions) AS cv2(ch, ver)
+        WHERE c2.thread_id = b.thread_id AND c2.checkpoint_ns = b.checkpoint_ns
+            AND cv2.ch = b.channel AND cv2.ver = b.version AND {_NOT_A_RUN})"""
 DELETE_FOR_RUNS_SQL = f"""
-WITH dc AS (
+WITH RECURSIVE {_live_chains(_RUNS_LIVE)}, dc AS (
     DELETE FROM {CHECKPOINTS}
     WHERE run_id = ANY(%(runs)s::text[]) AND run_id IS NOT NULL  -- the index's predicate
     RETURNING thread_id, checkpoint_ns, checkpoint_id, channels, versions
@@ -325,6 +421,7 @@ WITH dc AS (
             SELECT 1 FROM {CHECKPOINTS} c2, unnest(c2.channels, c2.versions) AS cv2(ch, ver)
             WHERE c2.thread_id = b.thread_id AND c2.checkpoint_ns = b.checkpoint_ns
                 AND cv2.ch = b.channel AND cv2.ver = b.version AND {_NOT_A_RUN})
+        AND {_NOT_LIVE}
 )
 SELECT 1"""
 
@@ -368,14 +465,22 @@ def copy_thread_op(source_thread_id: str, target_thread_id: str) -> Op:
 # the threads that use a DeltaChannel (their checkpoints count its updates since the last
 # snapshot: the latest value is rebuilt from older checkpoints, so LangGraph refuses to prune
 # them): if there are any, nothing is deleted and they are returned.
+# (the deltas the kept checkpoints name)
+_KEPT_LIVE = f"""FROM keep k
+    JOIN {CHECKPOINTS} c ON c.thread_id = k.thread_id AND c.checkpoint_ns = k.checkpoint_ns
+        AND c.checkpoint_id = k.checkpoint_id
+    CROSS JOIN LATERAL unnest(c.channels, c.versions) AS cv(channel, version)
+    JOIN {BLOBS} b ON b.thread_id = k.thread_id AND b.checkpoint_ns = k.checkpoint_ns
+        AND b.channel = cv.channel AND b.version = cv.version
+    WHERE b.type = '{DELTA_TYPE}'"""
 PRUNE_KEEP_LATEST_SQL = f"""
-WITH delta AS (
+WITH RECURSIVE delta AS (
     SELECT DISTINCT thread_id FROM {CHECKPOINTS}
     WHERE thread_id = ANY(%(t)s) AND metadata ? 'counters_since_delta_snapshot'
 ), keep AS (
     SELECT thread_id, checkpoint_ns, max(checkpoint_id) AS checkpoint_id
     FROM {CHECKPOINTS} WHERE thread_id = ANY(%(t)s) GROUP BY thread_id, checkpoint_ns
-), dc AS (
+), {_live_chains(_KEPT_LIVE)}, dc AS (
     DELETE FROM {CHECKPOINTS} c WHERE c.thread_id = ANY(%(t)s)
         AND NOT EXISTS (SELECT 1 FROM delta) AND NOT EXISTS (
         SELECT 1 FROM keep k WHERE k.thread_id = c.thread_id
@@ -394,6 +499,7 @@ WITH delta AS (
         CROSS JOIN LATERAL unnest(c.channels, c.versions) AS cv(channel, version)
         WHERE k.thread_id = b.thread_id AND k.checkpoint_ns = b.checkpoint_ns
             AND cv.channel = b.channel AND cv.version = b.version)
+        AND {_NOT_LIVE}
 )
 SELECT thread_id FROM delta"""
 

@@ -13,17 +13,8 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, nullcontext
 from typing import Any
 
-from warpgraph.checkpoint.postgres import _sql
-from warpgraph.checkpoint.postgres._saver import (
-    SESSION_SETUP,
-    PostgresBase,
-    connect_kwargs,
-    pool_kwargs,
-    psycopg,
-    raise_conflict,
-    recover_pipeline,
-    tuple_row,
-)
+from warpgraph.checkpoint.postgres import _saver, _sql
+from warpgraph.checkpoint.postgres._saver import PostgresBase, psycopg
 
 __all__ = ["AsyncPostgresSaver"]
 
@@ -31,7 +22,7 @@ _NO_TRANSACTION = nullcontext()
 
 
 async def _configure(conn: Any) -> None:
-    await conn.execute(SESSION_SETUP)
+    await conn.execute(_saver.SESSION_SETUP)
 
 
 async def _execute(cur: Any, query: _sql.Query) -> Any:
@@ -72,24 +63,24 @@ class AsyncPostgresSaver(PostgresBase):
     @classmethod
     @asynccontextmanager
     async def _open(
-        cls, conn_string: str, pipeline: bool, serde: Any, pool_size: int | None
+        cls, conn_string: str, pipeline: bool, serde: Any, pool_size: int | None, deltas: bool
     ) -> AsyncIterator[AsyncPostgresSaver]:
-        kwargs = connect_kwargs(pipeline, pool_size)
+        kwargs = _saver.connect_kwargs(pipeline, pool_size)
         if pool_size is not None:
             from psycopg_pool import AsyncConnectionPool
 
             async with AsyncConnectionPool(
-                conn_string, **pool_kwargs(pool_size, kwargs, _configure, open=False)
+                conn_string, **_saver.pool_kwargs(pool_size, kwargs, _configure, open=False)
             ) as pool:
-                yield cls(pool, serde=serde)
+                yield cls(pool, serde=serde, append_deltas=deltas)
             return
         async with await psycopg.AsyncConnection.connect(conn_string, **kwargs) as conn:
             await _configure(conn)
             if pipeline:
                 async with conn.pipeline() as pipe:
-                    yield cls(conn, pipe, serde=serde)
+                    yield cls(conn, pipe, serde=serde, append_deltas=deltas)
             else:
-                yield cls(conn, serde=serde)
+                yield cls(conn, serde=serde, append_deltas=deltas)
 
     async def setup(self) -> None:
         """Create or migrate the tables (idempotent; safe to call from several processes)."""
@@ -97,10 +88,7 @@ class AsyncPostgresSaver(PostgresBase):
 
     # --- execution: the async executor; the sync one submits it to the saver's loop
     async def _aexec(self, op: _sql.Op) -> Any:
-        if type(op) is _sql.Write:  # put / put_writes: encoded already
-            query, value = op
-        else:
-            query, value = _sql.start(op)  # encoding and validation: before a connection
+        query, value = self._first(op)
         if query is None:
             return value
         try:
@@ -108,28 +96,27 @@ class AsyncPostgresSaver(PostgresBase):
                 try:
                     if query.raw:  # a write: one statement, nothing to fetch
                         await _execute_write(conn, self._write_cursor(conn), query)
-                        if type(op) is not _sql.Write:
-                            value = _sql.resume(op, None)[1]
+                        value = self._wrote(op, value)
                     else:
                         value = await self._run_reads(conn, op, query)
                     if self.pipe is not None:
                         await self.pipe.sync()
                 except psycopg.Error:
-                    if self.pipe is not None and (sync := recover_pipeline(self.pipe)):
+                    if self.pipe is not None and (sync := _saver.recover_pipeline(self.pipe)):
                         try:
                             await sync
                         except psycopg.Error:  # the failed operation's results
                             pass
                     raise
                 return value
-        except psycopg.Error as exc:
-            raise_conflict(exc)
+        except BaseException as exc:
+            self._failed(query, exc)
             raise
 
     @staticmethod
     async def _run_reads(conn: Any, op: _sql.Op, query: _sql.Query) -> Any:
         async with (
-            conn.cursor(binary=True, row_factory=tuple_row) as cur,
+            conn.cursor(binary=True, row_factory=_saver.tuple_row) as cur,
             conn.transaction() if query.transaction else _NO_TRANSACTION,
         ):
             while query is not None:

@@ -22,7 +22,6 @@ from warpgraph.checkpoint.base import SerializerProtocol
 from warpgraph.checkpoint.sqlite import _schema
 from warpgraph.checkpoint.sqlite._native import native_writer_for
 from warpgraph.checkpoint.sqlite._saver import Job, SqliteBase, connect
-from warpgraph.checkpoint.sqlite._store import SqliteCore
 
 __all__ = ("CheckpointConflictError", "GroupCommitWriter", "PutOp", "SqliteSaver", "WritesOp")
 
@@ -48,6 +47,10 @@ class SqliteSaver(SqliteBase):
       connection of its own: opened with the parameters of the "file:" URI given to
       `from_conn_string`, or on the plain file for a connection you made (keep the Python
       writer when that connection depends on URI parameters such as a VFS or nolock).
+    * `append_deltas` (default True): a list value that extends the one last stored (or
+      read) for its channel is stored as the appended items only (a `"wg-append"` blob
+      row), rebuilt into the full value on every read (`_sql/appends.py`); False stores
+      every value whole.
     """
 
     conn: sqlite3.Connection
@@ -59,14 +62,13 @@ class SqliteSaver(SqliteBase):
         *,
         serde: SerializerProtocol | None = None,
         busy_timeout_ms: int = _schema.DEFAULT_BUSY_TIMEOUT_MS,
+        append_deltas: bool = True,
     ) -> None:
-        super().__init__(serde=serde)
         if not isinstance(conn, sqlite3.Connection):
             raise TypeError(f"SqliteSaver needs a sqlite3.Connection, not {type(conn).__name__}")
+        super().__init__(serde=serde, append_deltas=append_deltas)
         self.conn = conn
-        self.is_setup = False
         self.lock = threading.RLock()
-        self._core = SqliteCore(self.serde)
         # the "file:" URI `from_conn_string` opened, whose parameters (a VFS, nolock, ...)
         # the native writer's own connection must use too (unknown for a given connection)
         self._conn_uri: str | None = None

@@ -12,10 +12,16 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from warpgraph.checkpoint._sql import codec
+from warpgraph.checkpoint._sql.appends import DELTA_TYPE, chain_versions, live_closure
 
 _REST = (
     "checkpoint_ns, checkpoint_id, parent_checkpoint_id, base_id, depth, type, checkpoint, metadata"
 )
+_DELTAS = (  # the append deltas of a (thread, ns) (`_sql/appends.py`)
+    "SELECT channel, version, blob FROM wg_blobs WHERE thread_id = ? AND checkpoint_ns = ? "
+    "AND type = ?"
+)
+_BLOB_KEY = "thread_id = ? AND checkpoint_ns = ? AND channel = ? AND version = ?"
 
 
 class MaintenanceMixin:
@@ -25,6 +31,43 @@ class MaintenanceMixin:
     state_of: Any
     forget: Any
     transaction: Any
+    _rebuild: Any
+
+    def rebase_dependents(
+        self, conn: sqlite3.Connection, thread: str, ns: str, blobs: Sequence[tuple]
+    ) -> None:
+        """Before the blob rows `blobs` ((channel, version key, type, bytes)) are stored
+        again: every append delta whose chain reads a version whose stored bytes change
+        is stored whole (rebuilt from the bytes held now)."""
+        changed: dict[str, set[str]] = {}
+        for ch, vkey, typ, data in blobs:
+            row = conn.execute(
+                f"SELECT type, blob FROM wg_blobs WHERE {_BLOB_KEY}", (thread, ns, ch, vkey)
+            ).fetchone()
+            if row is not None and (row[0] != typ or bytes(row[1] or b"") != bytes(data or b"")):
+                changed.setdefault(ch, set()).add(vkey)
+        if not changed:
+            return
+        deltas: dict[tuple[str, str], bytes] = {
+            (ch, v): bytes(b)
+            for ch, v, b in conn.execute(_DELTAS, (thread, ns, DELTA_TYPE))
+            if ch in changed
+        }
+        whole = []
+        for (ch, v), payload in deltas.items():
+            if v in changed[ch]:
+                continue
+
+            def fetch(x: Any, ch: str = ch) -> Any:
+                got = deltas.get((ch, codec.version_key(x)))
+                return None if got is None else (DELTA_TYPE, got)
+
+            reads = {codec.version_key(x) for x in chain_versions(fetch, v)[1:]}
+            if reads & changed[ch]:
+                full = self._rebuild(conn, (thread, ns, ch, v), (DELTA_TYPE, payload))[0]
+                whole.append((*full, thread, ns, ch, v))
+        conn.executemany(f"UPDATE wg_blobs SET type = ?, blob = ? WHERE {_BLOB_KEY}", whole)
+        self.forget()
 
     def detach(self, conn: sqlite3.Connection, thread: str, ns: str, doomed: set[str]) -> None:
         """Rewrite as full records the surviving checkpoints whose base is in `doomed`."""
@@ -142,6 +185,9 @@ class MaintenanceMixin:
             state = self.state_of(conn, thread, ns, cid)
             if state is not None:
                 live.update((ch, codec.version_key(v)) for ch, v in state.channel_versions.items())
+        deltas = {(ch, v): bytes(b) for ch, v, b in conn.execute(_DELTAS, (thread, ns, DELTA_TYPE))}
+        if deltas:  # (with the versions their append-delta chains read)
+            live = live_closure(live, deltas, codec.version_key)
         dead = [
             (thread, ns, ch, v)
             for ch, v in conn.execute(

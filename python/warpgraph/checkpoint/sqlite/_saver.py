@@ -44,6 +44,14 @@ class SqliteBase(SqlSaverBase):
     is_setup: bool
     _core: SqliteCore
 
+    def __init__(self, *, serde: Any = None, append_deltas: bool = True) -> None:
+        super().__init__(serde=serde)
+        self.is_setup = False
+        # with append deltas (`_sql/appends.py`), a list value extending the one last
+        # stored or read for its channel is stored as the appended items only
+        self.append_deltas = append_deltas
+        self._core = SqliteCore(self.serde, append_deltas=append_deltas)
+
     def _apply(self, job: Job, conn: sqlite3.Connection) -> Any:
         """Run a job on `conn` (the caller makes sure no other job runs on it meanwhile)."""
         fn, args = job
@@ -52,7 +60,7 @@ class SqliteBase(SqlSaverBase):
     def _core_for(self, conn: sqlite3.Connection) -> SqliteCore:
         """The core, set up on `conn` (same caller's guarantee as `_apply`)."""
         if self._core.serde is not self.serde:  # e.g. a `with_allowlist` clone
-            self._core = SqliteCore(self.serde)
+            self._core = SqliteCore(self.serde, append_deltas=self.append_deltas)
         if not self.is_setup:
             self._setup_on(conn)
         return self._core

@@ -7,10 +7,8 @@ import time
 
 # Table names are prefixed so a file can also hold LangGraph's own saver tables
 # (`checkpoints`, `writes`), whose schema differs.
-MIGRATIONS: tuple[str, ...] = (
-    # 1: checkpoints (skip-delta records), blobs per (channel, version), writes
-    """
-    CREATE TABLE IF NOT EXISTS wg_checkpoints (
+# (the columns and keys of the checkpoint and write tables, in both migrations)
+_CHECKPOINT_COLUMNS = """
         thread_id TEXT NOT NULL,
         checkpoint_ns TEXT NOT NULL DEFAULT '',
         checkpoint_id TEXT NOT NULL,
@@ -22,7 +20,23 @@ MIGRATIONS: tuple[str, ...] = (
         checkpoint BLOB NOT NULL,
         metadata TEXT NOT NULL,
         PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id)
-    );
+    """
+_WRITE_COLUMNS = """
+        thread_id TEXT NOT NULL,
+        checkpoint_ns TEXT NOT NULL DEFAULT '',
+        checkpoint_id TEXT NOT NULL,
+        task_id TEXT NOT NULL,
+        idx INTEGER NOT NULL,
+        channel TEXT NOT NULL,
+        type TEXT,
+        value BLOB,
+        task_path TEXT NOT NULL DEFAULT '',
+        PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)
+    """
+MIGRATIONS: tuple[str, ...] = (
+    # 1: checkpoints (skip-delta records), blobs per (channel, version), writes
+    f"""
+    CREATE TABLE IF NOT EXISTS wg_checkpoints ({_CHECKPOINT_COLUMNS});
     CREATE INDEX IF NOT EXISTS wg_checkpoints_thread_id
         ON wg_checkpoints (thread_id, checkpoint_id);
     CREATE INDEX IF NOT EXISTS wg_checkpoints_run_id
@@ -36,38 +50,15 @@ MIGRATIONS: tuple[str, ...] = (
         blob BLOB,
         PRIMARY KEY (thread_id, checkpoint_ns, channel, version)
     );
-    CREATE TABLE IF NOT EXISTS wg_writes (
-        thread_id TEXT NOT NULL,
-        checkpoint_ns TEXT NOT NULL DEFAULT '',
-        checkpoint_id TEXT NOT NULL,
-        task_id TEXT NOT NULL,
-        idx INTEGER NOT NULL,
-        channel TEXT NOT NULL,
-        type TEXT,
-        value BLOB,
-        task_path TEXT NOT NULL DEFAULT '',
-        PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)
-    );
+    CREATE TABLE IF NOT EXISTS wg_writes ({_WRITE_COLUMNS});
     """,
     # 2: checkpoints and writes become WITHOUT ROWID tables, clustered on their primary
     # key: a commit then touches one b-tree per table instead of the rowid table plus the
     # key's index (measured: about 10 us less per committed super-step). Blobs keep their
     # rowid table (values can be large; their rows are rarely written). Columns, keys
     # and indexes are unchanged.
-    """
-    CREATE TABLE wg_checkpoints_v2 (
-        thread_id TEXT NOT NULL,
-        checkpoint_ns TEXT NOT NULL DEFAULT '',
-        checkpoint_id TEXT NOT NULL,
-        parent_checkpoint_id TEXT,
-        base_id TEXT,
-        depth INTEGER NOT NULL DEFAULT 0,
-        run_id TEXT,
-        type TEXT NOT NULL,
-        checkpoint BLOB NOT NULL,
-        metadata TEXT NOT NULL,
-        PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id)
-    ) WITHOUT ROWID;
+    f"""
+    CREATE TABLE wg_checkpoints_v2 ({_CHECKPOINT_COLUMNS}) WITHOUT ROWID;
     INSERT INTO wg_checkpoints_v2 SELECT thread_id, checkpoint_ns, checkpoint_id,
         parent_checkpoint_id, base_id, depth, run_id, type, checkpoint, metadata
         FROM wg_checkpoints;
@@ -75,18 +66,7 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE wg_checkpoints_v2 RENAME TO wg_checkpoints;
     CREATE INDEX wg_checkpoints_thread_id ON wg_checkpoints (thread_id, checkpoint_id);
     CREATE INDEX wg_checkpoints_run_id ON wg_checkpoints (run_id) WHERE run_id IS NOT NULL;
-    CREATE TABLE wg_writes_v2 (
-        thread_id TEXT NOT NULL,
-        checkpoint_ns TEXT NOT NULL DEFAULT '',
-        checkpoint_id TEXT NOT NULL,
-        task_id TEXT NOT NULL,
-        idx INTEGER NOT NULL,
-        channel TEXT NOT NULL,
-        type TEXT,
-        value BLOB,
-        task_path TEXT NOT NULL DEFAULT '',
-        PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)
-    ) WITHOUT ROWID;
+    CREATE TABLE wg_writes_v2 ({_WRITE_COLUMNS}) WITHOUT ROWID;
     INSERT INTO wg_writes_v2 SELECT thread_id, checkpoint_ns, checkpoint_id, task_id, idx,
         channel, type, value, task_path FROM wg_writes;
     DROP TABLE wg_writes;

@@ -24,8 +24,20 @@ from warpgraph.checkpoint._sql import (
     codec,
     expected_head_of,
 )
+from warpgraph.checkpoint._sql.appends import (
+    DELTA_TYPE,
+    AppendDeltaError,
+    Rebuilt,
+    Tails,
+    parse_delta,
+)
 from warpgraph.checkpoint._sql.codec import VersionsState
-from warpgraph.checkpoint._sql.values import loads_many, msgpack_payload, unpack_payload
+from warpgraph.checkpoint._sql.values import (
+    loads_given,
+    loads_many,
+    msgpack_payload,
+    unpack_payload,
+)
 from warpgraph.checkpoint.base import (
     EXCLUDED_METADATA_KEYS,
     CheckpointTuple,
@@ -71,6 +83,10 @@ _HAS_BLOB = (
     "SELECT 1 FROM wg_blobs WHERE thread_id = ? AND checkpoint_ns = ? AND channel = ? "
     "AND version = ?"
 )
+_BLOB = (
+    "SELECT type, blob FROM wg_blobs WHERE thread_id = ? AND checkpoint_ns = ? AND channel = ? "
+    "AND version = ?"
+)
 # `get_tuple` in one statement: the checkpoint row (k = 0) and its writes (k = 1, in
 # their order: task_path, task_id, idx), `{cid}` the id parameter or the head's subquery
 _ONE_TUPLE = (
@@ -91,6 +107,17 @@ BLOB_CACHE_MAX = 16 * 1024
 PLAN_MAX = 16 * 1024  # a read plan keeps its inline values' msgpack array up to this size
 _UNKNOWN: Any = object()
 LIST_CHUNK = 32  # `list` builds tuples (and fetches their blobs) this many rows at a time
+TAILS = 4096  # (thread, ns, channel) tails kept for append deltas (`_sql/appends.py`)
+REBUILT_MAX = 32 * 1024 * 1024  # bytes of rebuilt append-delta values kept
+LOST_MAX = 65_536  # blob keys of failed puts kept (`SqliteCore._lost`)
+
+
+def _base_key(payload: Any) -> str | None:
+    """The blob key of the version an append delta's bytes extend (None: unreadable)."""
+    try:
+        return codec.version_key(parse_delta(bytes(payload), "")[0])
+    except AppendDeltaError:
+        return None
 
 
 def _no_base(state: VersionsState, depth: int) -> None:
@@ -107,9 +134,23 @@ def _target(config: RunnableConfig) -> tuple[str, str, str | None]:
 class SqliteCore(MaintenanceMixin, PendingStatesMixin):
     """Row logic + SQL shared by the sync and async SQLite savers (not thread-safe itself)."""
 
-    def __init__(self, serde: SerializerProtocol, *, cache_size: int = 128) -> None:
+    def __init__(
+        self, serde: SerializerProtocol, *, cache_size: int = 128, append_deltas: bool = True
+    ) -> None:
         self.serde = serde
         self.cache_size = cache_size
+        # append deltas (`_sql/appends.py`): the list values last stored or read per
+        # (thread, ns, channel), kept when a put is prepared (puts are stored in that
+        # order; a failed one drops them all: `drop_tails`). A chain's base is a blob
+        # row: larger than INLINE_MAX (smaller values may live only in records).
+        self.tails = Tails(TAILS, codec.INLINE_MAX) if append_deltas else None
+        self._lists = None if self.tails is None else self.tails.encoder(serde.dumps_typed)
+        # (thread, ns, channel, version key) -> full typed value of a delta read before
+        self._rebuilt = Rebuilt(REBUILT_MAX)
+        # the blob keys of puts that failed: a put prepared before that was known (the
+        # group-commit writers prepare puts when they are submitted) stores whole a delta
+        # naming one of them (`_unlost`)
+        self._lost: set[tuple[str, str, str, str]] = set()
         self._states: OrderedDict[Key, VersionsState] = OrderedDict()
         self._txn_states: dict[Key, VersionsState] | None = None
         # checkpoints queued on the native writer, not committed yet (see `_pending.py`)
@@ -117,16 +158,17 @@ class SqliteCore(MaintenanceMixin, PendingStatesMixin):
         # the native writer's items of the usual ops in one crossing (default serializer)
         self._items = (
             _core.SqliteItems(
-                self._states,
-                self._pending,
-                serde.dumps_typed,
-                EXCLUDED_METADATA_KEYS,
-                codec.INLINE_MAX,
-                codec.CORE_KEYS,
-                codec.WRITES_IDX_MAP,
+                (self._states, self._pending),
+                (
+                    serde.dumps_typed,
+                    EXCLUDED_METADATA_KEYS,
+                    codec.INLINE_MAX,
+                    codec.CORE_KEYS,
+                    codec.WRITES_IDX_MAP,
+                ),
                 (VersionsState, PutOp, WritesOp),
-                NO_EXPECTATION,
-                CONFIG_KEY_EXPECTED_HEAD,
+                (NO_EXPECTATION, CONFIG_KEY_EXPECTED_HEAD),
+                self._lists,
             )
             if codec.native_serde(serde) and getattr(_core, "SQLITE_WRITES_FENCE", False)
             else None
@@ -166,11 +208,19 @@ class SqliteCore(MaintenanceMixin, PendingStatesMixin):
         if len(self._states) > self.cache_size:
             self._states.popitem(last=False)
 
+    def drop_tails(self) -> None:
+        """Forget every tail (after a failed write: the next put of a channel must not
+        extend a version that was not stored)."""
+        if self.tails is not None:
+            self.tails.forget()
+
     def forget(self) -> None:
         """Drop cached version states (after deletes / copies)."""
         self._states.clear()
         self._blobs.clear()
         self._plans.clear()
+        self._rebuilt.clear()
+        self.drop_tails()
         if self._txn_states is not None:
             self._txn_states.clear()
 
@@ -247,7 +297,7 @@ class SqliteCore(MaintenanceMixin, PendingStatesMixin):
         row = rows[0][1:]
         found = row[2]
         writes = {(row[0], row[1]): [(found, w[4], w[5], w[7], w[8]) for w in rows[1:]]}
-        return self.build_many(conn, [row], config if cid else None, writes)[0]
+        return self.build_many(conn, [row], config if cid else None, writes, True)[0]
 
     def list_rows(
         self,
@@ -353,11 +403,14 @@ class SqliteCore(MaintenanceMixin, PendingStatesMixin):
         rows: Sequence[Sequence[Any]],
         config: RunnableConfig | None = None,
         fetched: dict[tuple[str, str], list] | None = None,
+        remember: bool = False,
     ) -> list[CheckpointTuple]:
         """Tuples for checkpoint rows: one query for all their blobs (each distinct
         (channel, version) fetched once; none if all are cached) and, unless `fetched`
         holds their writes ({(thread, ns): [(checkpoint_id, task_id, channel, type, value)]}
-        in order), one per (thread, ns)."""
+        in order), one per (thread, ns). Append deltas are rebuilt into full values;
+        `remember`: the list values read become tails (`get_tuple`: a run continues
+        from them)."""
         loads = self.serde.loads_typed
         decoded = []
         cache = self._blobs
@@ -392,6 +445,13 @@ class SqliteCore(MaintenanceMixin, PendingStatesMixin):
                 blobs[key] = hit
                 if hit[1] is None or len(hit[1]) <= BLOB_CACHE_MAX:
                     cache[key] = hit  # (a larger one is read again next time)
+        stored_as: dict[tuple, tuple[str, bytes]] = {}  # the deltas among them
+        fresh: dict[tuple, Any] = {}  # their decoded values (for one tuple each)
+        for key, hit in blobs.items():
+            if hit[0] == DELTA_TYPE:
+                stored_as[key] = hit
+        for key, hit in stored_as.items():
+            blobs[key], fresh[key] = self._rebuild(conn, key, hit)
         writes: dict[tuple[str, str, str], list] = {}
         if fetched is None:
             fetched = {}
@@ -419,14 +479,19 @@ class SqliteCore(MaintenanceMixin, PendingStatesMixin):
                     pass  # each value again below: the failing one raises its own error
             if values is None:
                 channels, stored = [], []
+                given: dict[int, Any] = {}
                 for ch, key in keys:
                     if key is None:
                         channels.append(ch)
                         stored.append(state.inline[ch])
                     elif key in blobs:
+                        if key in fresh:
+                            given[len(stored)] = fresh.pop(key)
                         channels.append(ch)
                         stored.append(blobs[key])
-                values = dict(zip(channels, loads_many(self.serde, stored)))
+                values = dict(zip(channels, loads_given(self.serde, stored, given)))
+                if remember and self.tails is not None:
+                    self._read_tails(thread, ns, state, values, keys, blobs, stored_as)
             out.append(
                 CheckpointTuple(
                     config=config or codec.config_of(thread, ns, cid),
@@ -437,6 +502,45 @@ class SqliteCore(MaintenanceMixin, PendingStatesMixin):
                 )
             )
         return out
+
+    def _rebuild(
+        self, conn: sqlite3.Connection, key: tuple[str, str, str, str], typed: tuple[str, bytes]
+    ) -> tuple[tuple[str, bytes], Any]:
+        """The full (typed, decoded) value of the append delta `typed` stored at `key`."""
+        thread, ns, channel, vkey = key
+        cache = self._blobs
+        version_key = codec.version_key
+
+        def at(v: Any) -> tuple:
+            return (thread, ns, channel, version_key(v))
+
+        def fetch(v: Any) -> tuple[str, bytes] | None:
+            k = at(v)
+            hit = cache.get(k)
+            if hit is None:
+                row = conn.execute(_BLOB, k).fetchone()
+                hit = None if row is None or row[0] == "empty" else (row[0], row[1])
+            return hit
+
+        return self._rebuilt.rebuild(self.serde.loads_typed, fetch, at, typed, vkey, channel)
+
+    def _read_tails(
+        self,
+        thread: str,
+        ns: str,
+        state: VersionsState,
+        values: dict[str, Any],
+        keys: list,
+        blobs: dict[tuple, tuple[str, bytes]],
+        stored_as: dict[tuple, tuple[str, bytes]],
+    ) -> None:
+        """Tails of the list values a `get_tuple` returns (read from blob rows)."""
+        read = self.tails.read  # type: ignore[union-attr]
+        versions = state.channel_versions
+        for ch, key in keys:
+            if key is not None and type(values.get(ch)) is list:
+                typed = stored_as.get(key) or blobs[key]
+                read(thread, ns, ch, typed, versions[ch], values[ch])
 
     def head(self, conn: sqlite3.Connection, thread: str, ns: str) -> str | None:
         return conn.execute(_HEAD, (thread, ns)).fetchone()[0]
@@ -451,7 +555,10 @@ class SqliteCore(MaintenanceMixin, PendingStatesMixin):
         if isinstance(op, PutOp):
             thread, ns, parent_id = _target(op.config)
             checkpoint = op.checkpoint
-            blobs = codec.blob_rows(self.serde, checkpoint["channel_values"], op.new_versions)
+            lists = None if self._lists is None else (self._lists, thread, ns)
+            blobs = codec.blob_rows(
+                self.serde, checkpoint["channel_values"], op.new_versions, lists
+            )
             metadata, run_id = codec.dump_metadata(op.config, op.metadata)
             expected = op.expected_head
             if expected is NO_EXPECTATION:  # maybe set through the config
@@ -539,6 +646,7 @@ class SqliteCore(MaintenanceMixin, PendingStatesMixin):
         if cur.execute(_INSERT_CP, row).rowcount == 0:
             # the same id stored again: re-base its dependents, store it in full
             enc = self._replace_checkpoint(conn, thread, ns, cid, parent_id, checkpoint, blobs)
+            self.rebase_dependents(conn, thread, ns, blobs)
             conn.execute(
                 "UPDATE wg_checkpoints SET parent_checkpoint_id = ?, base_id = NULL, "
                 "depth = ?, run_id = ?, type = ?, checkpoint = ?, metadata = ? "
@@ -657,6 +765,53 @@ class SqliteCore(MaintenanceMixin, PendingStatesMixin):
         # (`blobs` holds the values `encode_put` found for it already)
         return codec.encode_checkpoint(self.serde, checkpoint, parent, _no_base, blobs)
 
+    def whole_values(self, steps: Sequence[Any]) -> list[Any]:
+        """`steps` with each put's append deltas replaced by the whole values."""
+        out = []
+        dumps = self.serde.dumps_typed
+        for step in steps:
+            if (
+                not isinstance(step, BaseException)
+                and len(step) != 3
+                and any(b[2] == DELTA_TYPE for b in step[5])
+            ):
+                values = step[4]["channel_values"]
+                blobs = [
+                    (ch, vkey, *dumps(values[ch])) if typ == DELTA_TYPE else (ch, vkey, typ, data)
+                    for ch, vkey, typ, data in step[5]
+                ]
+                step = (*step[:5], blobs, *step[6:])
+            out.append(step)
+        return out
+
+    def _lose(self, steps: Sequence[Any]) -> None:
+        """The puts among `steps` were not stored: forget every tail and remember their
+        blob keys (`_lost`)."""
+        self.drop_tails()
+        lost = self._lost
+        if len(lost) > LOST_MAX:
+            lost.clear()
+        for step in steps:
+            if not isinstance(step, BaseException) and len(step) != 3:
+                lost.update((step[0], step[1], b[0], b[1]) for b in step[5])
+
+    def _unlost(self, steps: Sequence[Any]) -> list[Any]:
+        """`steps` with each put whose append delta names a lost version (`_lose`) storing
+        its values whole."""
+        lost, out = self._lost, []
+        for step in steps:
+            if (
+                not isinstance(step, BaseException)
+                and len(step) != 3
+                and any(
+                    b[2] == DELTA_TYPE and (step[0], step[1], b[0], _base_key(b[3])) in lost
+                    for b in step[5]
+                )
+            ):
+                step = self.whole_values([step])[0]
+            out.append(step)
+        return out
+
     def put(self, conn: sqlite3.Connection, op: PutOp) -> RunnableConfig:
         return self.run_batch(conn, [op])[0]
 
@@ -697,15 +852,24 @@ class SqliteCore(MaintenanceMixin, PendingStatesMixin):
         exception is returned in its slot while the others commit. Exception objects in
         `steps` (failed preparations) are passed through.
         """
+        if self._lost:
+            steps = self._unlost(steps)
         if not return_exceptions:
             store = self.store
             heads: dict = {}  # (all or nothing: what a failed step read is rolled back too)
-            return self.transaction(conn, lambda: [store(conn, s, heads) for s in steps])
+            try:
+                return self.transaction(conn, lambda: [store(conn, s, heads) for s in steps])
+            except BaseException:
+                self._lose(steps)  # (their versions were not stored)
+                raise
 
         try:  # no savepoints while nothing fails (the usual case); rows inserted in bulk
             return self.transaction(conn, lambda: run_bulk(self, conn, steps))
         except Exception:  # noqa: BLE001, S110 - rerun with one savepoint per step
             pass
+        # a step may fail alone now: no later step may read its values as a delta's base
+        steps = self.whole_values(steps)
+        self.drop_tails()
 
         def isolated() -> list[Any]:
             out: list[Any] = []
@@ -724,4 +888,10 @@ class SqliteCore(MaintenanceMixin, PendingStatesMixin):
                 conn.execute("RELEASE wg_op")
             return out
 
-        return self.transaction(conn, isolated)
+        try:
+            results = self.transaction(conn, isolated)
+        except BaseException:
+            self._lose(steps)
+            raise
+        self._lose([s for s, r in zip(steps, results) if isinstance(r, BaseException)])
+        return results  # type: ignore[no-any-return]

@@ -23,7 +23,6 @@ from warpgraph.checkpoint._sql import CheckpointConflictError
 from warpgraph.checkpoint.base import SerializerProtocol
 from warpgraph.checkpoint.sqlite import _schema
 from warpgraph.checkpoint.sqlite._saver import Job, SqliteBase, connect
-from warpgraph.checkpoint.sqlite._store import SqliteCore
 
 __all__ = ("AsyncSqliteSaver", "CheckpointConflictError")
 
@@ -107,10 +106,10 @@ class AsyncSqliteSaver(SqliteBase):
         *,
         serde: SerializerProtocol | None = None,
         busy_timeout_ms: int = _schema.DEFAULT_BUSY_TIMEOUT_MS,
+        append_deltas: bool = True,
     ) -> None:
-        super().__init__(serde=serde)
+        super().__init__(serde=serde, append_deltas=append_deltas)
         self.conn = conn
-        self.is_setup = False
         self._busy_timeout_ms = busy_timeout_ms
         if _is_aiosqlite(conn):
             self._runner: Any = _AiosqliteRunner(conn)
@@ -122,7 +121,6 @@ class AsyncSqliteSaver(SqliteBase):
                 "AsyncSqliteSaver needs a sqlite3.Connection (check_same_thread=False) or an "
                 f"aiosqlite.Connection, not {type(conn).__name__}"
             )
-        self._core = SqliteCore(self.serde)
         self._setup_lock = threading.Lock()
 
     @classmethod

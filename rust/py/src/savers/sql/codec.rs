@@ -14,6 +14,9 @@ use super::record::{Body, Record};
 use std::hash::Hasher;
 use warpgraph_core::version::{split_saver_version, FxHasher};
 
+/// The type of a stored append delta (`warpgraph.checkpoint._sql.appends.DELTA_TYPE`).
+const DELTA_TYPE: &str = "wg-append";
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(compact_version, m)?)?;
     m.add_function(wrap_pyfunction!(share_seen, m)?)?;
@@ -468,7 +471,9 @@ fn inline_values<'py>(
             Bound<'py, PyAny>,
             Bound<'py, PyAny>,
         ) = row.extract()?;
+        // (an append delta is never inline: a later delta reads its blob row)
         let keep = data.len()? <= inline_max
+            && !typ.eq(DELTA_TYPE)?
             && match cv.get_item(&ch)? {
                 Some(v) => names_version(&v, &vkey)?,
                 None => false,

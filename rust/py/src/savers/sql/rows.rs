@@ -59,16 +59,23 @@ fn dumps_one<'py>(
 }
 
 /// `(channel, str(version), type, bytes)` for each channel of `new_versions` that has a
-/// value in `values` (`codec.blob_rows`).
+/// value in `values` (`codec.blob_rows`). `lists`: `(encode, thread, ns)`, whose
+/// `encode(thread, ns, channel, version, value)` gives the typed value to store for each
+/// exact `list` value (an append delta: `_sql.appends.Tails.dump`).
 #[pyfunction]
+#[pyo3(signature = (values, new_versions, dumps, native, lists=None))]
 fn blob_rows<'py>(
     values: &Bound<'py, PyDict>,
     new_versions: &Bound<'py, PyDict>,
     dumps: &Bound<'py, PyAny>,
     native: bool,
+    lists: Option<Lists<'py>>,
 ) -> PyResult<Bound<'py, PyList>> {
-    blob_list(values, new_versions, dumps, native)
+    blob_list(values, new_versions, dumps, native, lists.as_ref())
 }
+
+/// How a put's list values are stored: `(encode, thread, ns)` (see `blob_rows`).
+pub(crate) type Lists<'py> = (Bound<'py, PyAny>, Bound<'py, PyAny>, Bound<'py, PyAny>);
 
 /// `blob_rows`, for Rust callers.
 pub(crate) fn blob_list<'py>(
@@ -76,6 +83,7 @@ pub(crate) fn blob_list<'py>(
     new_versions: &Bound<'py, PyDict>,
     dumps: &Bound<'py, PyAny>,
     native: bool,
+    lists: Option<&Lists<'py>>,
 ) -> PyResult<Bound<'py, PyList>> {
     let py = values.py();
     let mut buf = Vec::new();
@@ -84,7 +92,12 @@ pub(crate) fn blob_list<'py>(
         let Some(value) = values.get_item(&channel)? else {
             continue;
         };
-        let (typ, data) = dumps_one(&value, dumps, native, false, &mut buf)?;
+        let (typ, data): (Bound<'py, PyString>, Bound<'py, PyAny>) = match lists {
+            Some((encode, thread, ns)) if value.is_exact_instance_of::<PyList>() => encode
+                .call1((thread, ns, &channel, &version, &value))?
+                .extract()?,
+            _ => dumps_one(&value, dumps, native, false, &mut buf)?,
+        };
         let key = if version.is_exact_instance_of::<PyString>() {
             version
         } else {

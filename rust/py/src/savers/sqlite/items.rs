@@ -42,6 +42,9 @@ pub struct SqliteItems {
     writes_cls: Py<PyType>,
     no_expectation: Py<PyAny>,
     expected_key: Py<PyString>,
+    /// `encode(thread, ns, channel, version, value)` of the list values (append deltas),
+    /// or None.
+    lists: Option<Py<PyAny>>,
 }
 
 /// Why the walk stopped at an op.
@@ -67,21 +70,23 @@ type Known<'py> = (Bound<'py, PyAny>, Option<Bound<'py, PyAny>>);
 
 #[pymethods]
 impl SqliteItems {
+    /// `caches`: `(_states, _pending)`; `encoding`: `(dumps, excluded metadata keys,
+    /// inline_max, core keys, WRITES_IDX_MAP)`; `classes`: `(VersionsState, PutOp,
+    /// WritesOp)`; `fence`: `(NO_EXPECTATION, the config key of an expected head)`;
+    /// `lists`: the list encoder or None.
     #[new]
-    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (caches, encoding, classes, fence, lists=None))]
     fn new(
-        states: Py<PyDict>,
-        pending: Py<PyDict>,
-        dumps: Py<PyAny>,
-        excluded: Py<PySet>,
-        inline_max: usize,
-        core_keys: Py<PyAny>,
-        idx_map: Py<PyDict>,
+        caches: (Py<PyDict>, Py<PyDict>),
+        encoding: (Py<PyAny>, Py<PySet>, usize, Py<PyAny>, Py<PyDict>),
         classes: (Py<PyAny>, Py<PyType>, Py<PyType>),
-        no_expectation: Py<PyAny>,
-        expected_key: Py<PyString>,
+        fence: (Py<PyAny>, Py<PyString>),
+        lists: Option<Py<PyAny>>,
     ) -> Self {
+        let (states, pending) = caches;
+        let (dumps, excluded, inline_max, core_keys, idx_map) = encoding;
         let (state_cls, put_cls, writes_cls) = classes;
+        let (no_expectation, expected_key) = fence;
         SqliteItems {
             states,
             pending,
@@ -95,6 +100,7 @@ impl SqliteItems {
             writes_cls,
             no_expectation,
             expected_key,
+            lists,
         }
     }
 
@@ -330,6 +336,7 @@ impl SqliteItems {
             (parent, base),
             self.inline_max,
             self.core_keys.bind(py),
+            self.lists.as_ref().map(|l| l.bind(py)),
         )?;
         let Some(got) = got else {
             return Ok(Err(Stop::General));

@@ -8,7 +8,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyDict, PyInt, PyList, PySet, PyString, PyTuple};
 
 use crate::savers::sql::codec::{encode, StateParts};
-use crate::savers::sql::rows::{blob_list, metadata_text};
+use crate::savers::sql::rows::{blob_list, metadata_text, Lists};
 
 /// The parts of a `codec.VersionsState` the encoder reads.
 fn parts<'py>(state: &Bound<'py, PyAny>) -> PyResult<StateParts<'py>> {
@@ -59,6 +59,7 @@ pub(crate) fn put_tuple<'py>(
     against: (Option<Bound<'py, PyAny>>, Option<Bound<'py, PyAny>>),
     inline_max: usize,
     core_keys: &Bound<'py, PyAny>,
+    lists: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Option<Bound<'py, PyTuple>>> {
     let (thread, ns, parent_id) = (target.thread, target.ns, target.parent_id.clone());
     let (parent, base) = against;
@@ -69,7 +70,9 @@ pub(crate) fn put_tuple<'py>(
     let Ok(values) = values.cast_into::<PyDict>() else {
         return Ok(None);
     };
-    let blobs = match blob_list(&values, new_versions, dumps, true) {
+    let lists: Option<Lists<'py>> =
+        lists.map(|l| (l.clone(), thread.clone().into_any(), ns.clone().into_any()));
+    let blobs = match blob_list(&values, new_versions, dumps, true, lists.as_ref()) {
         Ok(b) => b,
         Err(e) if e.is_instance_of::<PyTypeError>(py) => return Ok(None),
         Err(e) => return Err(e),
