@@ -53,9 +53,15 @@ def encode_record(
 # --- the SQL savers' row builders (warpgraph.checkpoint._sql.codec); ``native``: the
 # serializer is the default one, whose output exact builtins get without calling it
 def blob_rows(
-    values: dict[str, Any], new_versions: dict[str, Any], dumps: Any, native: bool
+    values: dict[str, Any],
+    new_versions: dict[str, Any],
+    dumps: Any,
+    native: bool,
+    lists: tuple[Any, Any, Any] | None = None,
 ) -> list[tuple[str, str, str, bytes]]:
-    """``(channel, str(version), type, bytes)`` per new version with a value."""
+    """``(channel, str(version), type, bytes)`` per new version with a value; `lists`:
+    ``(encode, thread, ns)``, whose ``encode(thread, ns, channel, version, value)`` gives
+    the typed value stored for an exact ``list`` value (an append delta)."""
 
 def write_rows(
     thread_id: str,
@@ -226,17 +232,16 @@ class SqliteItems:
 
     def __init__(
         self,
-        states: dict[Any, Any],
-        pending: dict[Any, Any],
-        dumps: Any,
-        excluded: set[str] | frozenset[str],
-        inline_max: int,
-        core_keys: Any,
-        idx_map: dict[str, int],
+        caches: tuple[dict[Any, Any], dict[Any, Any]],
+        encoding: tuple[Any, set[str], int, Any, dict[str, int]],
         classes: tuple[Any, type, type],
-        no_expectation: Any,
-        expected_key: str,
-    ) -> None: ...
+        fence: tuple[Any, str],
+        lists: Any | None = None,
+    ) -> None:
+        """`caches`: (states, pending); `encoding`: (dumps, excluded metadata keys,
+        inline_max, core keys, WRITES_IDX_MAP); `classes`: (VersionsState, PutOp, WritesOp);
+        `fence`: (NO_EXPECTATION, the config key of an expected head); `lists`: the list
+        encoder of append deltas, or None."""
     def extend(
         self,
         ops: list[Any],
