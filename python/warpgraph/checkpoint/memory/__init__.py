@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 from collections import defaultdict
-from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractAsyncContextManager, AbstractContextManager, ExitStack
 from typing import Any
 
@@ -61,6 +61,23 @@ def _ns(config: RunnableConfig) -> str:
 
 
 _config = config_of  # the config selecting one stored checkpoint
+
+
+def dumps_once(dumps: Callable[[Any], Typed]) -> Callable[[Any], Typed]:
+    """`dumps` encoding each object once (for one put: one list object standing in two
+    channels is encoded once). The memo holds the objects, so an id is not reused while
+    it is consulted."""
+    memo: dict[int, tuple[Any, Typed]] = {}
+
+    def once(value: Any) -> Typed:
+        hit = memo.get(id(value))
+        if hit is not None and hit[0] is value:
+            return hit[1]
+        typed = dumps(value)
+        memo[id(value)] = (value, typed)
+        return typed
+
+    return once
 
 
 class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAsyncContextManager):
@@ -352,12 +369,15 @@ class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAs
             if self.append_deltas:
                 book = self._tails
                 held = book.held
+                list_dumps = None
                 for channel, version in new_versions.items():
                     value = values.get(channel, _EMPTY)
                     if type(value) is list:
+                        if list_dumps is None:
+                            list_dumps = dumps_once(dumps)
                         key = (thread_id, ns, channel)
                         blobs[(*key, version)], tails[key] = book.encode(
-                            dumps, thread_id, ns, channel, version, value
+                            list_dumps, thread_id, ns, channel, version, value
                         )
                         continue
                     blobs[(thread_id, ns, channel, version)] = (
