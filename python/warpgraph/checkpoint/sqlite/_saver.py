@@ -10,6 +10,7 @@ import weakref
 from collections.abc import Sequence
 from typing import Any
 
+from warpgraph._internal._sqlite import open_connection
 from warpgraph.checkpoint._sql import PutOp, WritesOp
 from warpgraph.checkpoint._sql.api import SqlSaverBase
 from warpgraph.checkpoint._sql.writer import GroupCommitWriter
@@ -24,12 +25,7 @@ _SHARED_LOCK = threading.Lock()  # guards every saver's `_wg_shared` slot
 
 def connect(conn_string: str, synchronous: str) -> sqlite3.Connection:
     """A connection for `from_conn_string`: a path, ":memory:" or a "file:" URI."""
-    conn = sqlite3.connect(
-        conn_string,
-        check_same_thread=False,
-        isolation_level=None,
-        uri=conn_string.startswith("file:"),
-    )
+    conn = open_connection(conn_string)
     try:
         _schema.configure(conn, synchronous=synchronous)
     except BaseException:

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from warpgraph._internal._sqlite import open_connection
 from warpgraph.store._sql.dialect import SqliteDialect
 from warpgraph.store._sql.plan import EXEC, run_batch, sweep
 from warpgraph.store._sql.store import (
@@ -196,12 +197,7 @@ class SqliteStore(SqliteStoreBase, SyncSweeping, BaseStore):
     ) -> Iterator[SqliteStore]:
         """A store on a new connection to `conn_string` (a path, ":memory:" or a "file:"
         URI), closed at the end."""
-        conn = sqlite3.connect(
-            conn_string,
-            check_same_thread=False,
-            isolation_level=None,
-            uri=conn_string.startswith("file:"),
-        )
+        conn = open_connection(conn_string)
         try:
             yield cls(conn, index=index, ttl=ttl)
         finally:
