@@ -24,11 +24,33 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
 
 /// Smallest starting buffer size.
 const PACK_CAPACITY_HINT: usize = 256;
+/// Largest buffer kept for the next envelope (a bigger one is freed after use).
+const PACK_KEEP_MAX: usize = 1 << 20;
 
 thread_local! {
-    /// Length of the last envelope packed on this thread: the next one is usually about as
-    /// long, so the buffer rarely regrows. Only a capacity hint, never affects the bytes.
-    static LAST_PACK_LEN: Cell<usize> = const { Cell::new(0) };
+    /// The buffer envelopes are packed into on this thread, kept between calls: a run's
+    /// envelopes grow a little at every step, and a fresh buffer sized after the last one
+    /// regrew (and was allocated and freed) at nearly every step. Taken while in use, so a
+    /// nested call (none is expected: no Python code runs while packing) gets its own.
+    static PACK_BUF: Cell<Vec<u8>> = const { Cell::new(Vec::new()) };
+}
+
+/// A cleared buffer to pack into (the thread's kept one when free); give it back with
+/// [`give_back`].
+fn pack_buffer() -> Vec<u8> {
+    let mut buf = PACK_BUF.with(Cell::take);
+    buf.clear();
+    if buf.capacity() < PACK_CAPACITY_HINT {
+        buf.reserve(PACK_CAPACITY_HINT);
+    }
+    buf
+}
+
+/// Keeps `buf` for the next envelope (unless it is very large).
+fn give_back(buf: Vec<u8>) {
+    if buf.capacity() <= PACK_KEEP_MAX {
+        PACK_BUF.with(|c| c.set(buf));
+    }
 }
 
 struct PackError {
@@ -354,10 +376,12 @@ pub(crate) fn pack_fresh_checkpoint<'py>(
     checkpoint: &Bound<'py, PyDict>,
     fresh: Fresh<'_>,
 ) -> Option<Bound<'py, PyBytes>> {
-    let mut buf = Vec::with_capacity(LAST_PACK_LEN.with(Cell::get).max(PACK_CAPACITY_HINT));
-    fast_pack_checkpoint(&mut buf, checkpoint, None, Some(fresh)).ok()?;
-    LAST_PACK_LEN.with(|c| c.set(buf.len()));
-    Some(PyBytes::new(checkpoint.py(), &buf))
+    let mut buf = pack_buffer();
+    let out = fast_pack_checkpoint(&mut buf, checkpoint, None, Some(fresh))
+        .ok()
+        .map(|()| PyBytes::new(checkpoint.py(), &buf));
+    give_back(buf);
+    out
 }
 
 /// `ormsgpack.packb(checkpoint minus "channel_values", option=OPT_NON_STR_KEYS)`, natively.
@@ -366,10 +390,11 @@ fn pack_checkpoint_envelope<'py>(
     py: Python<'py>,
     checkpoint: &Bound<'py, PyDict>,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    let mut buf = Vec::with_capacity(LAST_PACK_LEN.with(Cell::get).max(PACK_CAPACITY_HINT));
+    let mut buf = pack_buffer();
     if seen::with_cache(|c| fast_pack_checkpoint(&mut buf, checkpoint, c, None)).is_ok() {
-        LAST_PACK_LEN.with(|c| c.set(buf.len()));
-        return Ok(PyBytes::new(py, &buf));
+        let out = PyBytes::new(py, &buf);
+        give_back(buf);
+        return Ok(out);
     }
     buf.clear();
     let skip = checkpoint
