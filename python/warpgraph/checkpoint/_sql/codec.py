@@ -116,12 +116,14 @@ def apply_delta(
     vs = dict(base_vs)  # inner dicts are shared until modified below
     for k in delta.get("sd", ()):
         vs.pop(k, None)
-    touched = set(delta.get("s", ())) | set(delta.get("sk", ()))
-    for node in touched:
+    # nodes in the record's order (the checkpoint's): a node new to the base is appended
+    # where the checkpoint has it, not in a set's hash order
+    sets, deletes = delta.get("s", {}), delta.get("sk", {})
+    for node in [*sets, *(n for n in deletes if n not in sets)]:
         inner = dict(vs.get(node, {}))
-        for k in delta.get("sk", {}).get(node, ()):
+        for k in deletes.get(node, ()):
             inner.pop(k, None)
-        for k, v in delta.get("s", {}).get(node, {}).items():
+        for k, v in sets.get(node, {}).items():
             inner[k] = decode_version(v)
         vs[node] = inner
     return cv, vs
