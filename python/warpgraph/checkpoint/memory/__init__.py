@@ -8,8 +8,6 @@ from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequenc
 from contextlib import AbstractAsyncContextManager, AbstractContextManager, ExitStack
 from typing import Any
 
-from ormsgpack import packb as _packb
-
 from warpgraph.checkpoint._sql import config_of
 from warpgraph.checkpoint._sql.appends import (
     DELTA_TYPE,
@@ -39,8 +37,6 @@ from warpgraph.checkpoint.base import (
 )
 from warpgraph.checkpoint.memory._delta import memory_delta_history
 from warpgraph.checkpoint.memory._persistent import PersistentDict
-from warpgraph.checkpoint.serde._encode import OPTION as _OPTION
-from warpgraph.checkpoint.serde._encode import default as _default
 from warpgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 try:
@@ -54,10 +50,6 @@ __all__ = ("InMemorySaver", "MemorySaver", "PersistentDict")
 
 Typed = tuple[str, bytes]
 _EMPTY: Typed = ("empty", b"")
-_NULL: Typed = ("null", b"")  # the default serializer's encoding of None
-# values the default serializer encodes with one `packb` call (`JsonPlusSerializer.dumps_typed`:
-# the saver makes that call itself for them, without the serializer's frame)
-_SCALARS = frozenset((int, str, float, bool))
 READ_CACHE = 256  # checkpoints whose joined payload `_tuple` keeps, each at most:
 READ_CACHE_MAX = 64 * 1024  # bytes
 TAILS = 4096  # (thread, ns, channel) tails kept for append deltas (see `_sql/appends.py`)
@@ -366,13 +358,11 @@ class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAs
     ) -> RunnableConfig:
         """`put`, with the envelope already encoded when `envelope` is given (the engine's
         `create_checkpoint_packed`: the bytes `_dump_envelope` would give)."""
-        conf = config["configurable"]
-        thread_id = conf["thread_id"]
-        ns = conf.get("checkpoint_ns", "")
+        thread_id = config["configurable"]["thread_id"]
+        ns = _ns(config)
         values = checkpoint["channel_values"]
         blobs = {}
         dumps = self.serde.dumps_typed
-        plain = type(self.serde) is JsonPlusSerializer
         channel = None
         tails: dict[tuple[str, str, str], Tail | None] = {}
         try:
@@ -390,13 +380,9 @@ class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAs
                             list_dumps, thread_id, ns, channel, version, value
                         )
                         continue
-                    if plain and type(value) in _SCALARS:  # (dumps_typed's own call)
-                        typed = "msgpack", _packb(value, default=_default, option=_OPTION)
-                    elif value is None and plain:
-                        typed = _NULL
-                    else:
-                        typed = _EMPTY if value is _EMPTY else dumps(value)
-                    blobs[(thread_id, ns, channel, version)] = typed
+                    blobs[(thread_id, ns, channel, version)] = (
+                        _EMPTY if value is _EMPTY else dumps(value)
+                    )
                     if held and (thread_id, ns, channel) in held:
                         tails[(thread_id, ns, channel)] = None  # (not a list: no tail)
             else:
@@ -412,15 +398,7 @@ class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAs
             if envelope is None
             else ("msgpack", envelope)
         )
-        merged = get_checkpoint_metadata(config, metadata)
-        if plain and type(merged) is dict:
-            try:  # (dumps_typed's own call)
-                meta = "msgpack", _packb(merged, default=_default, option=_OPTION)
-            except TypeError:
-                self._dump("checkpoint metadata", merged)  # raises, with the message
-                raise
-        else:
-            meta = self._dump("checkpoint metadata", merged)
+        meta = self._dump("checkpoint metadata", get_checkpoint_metadata(config, metadata))
         stored = self.blobs
         if not stored.keys().isdisjoint(blobs):
             # versions stored again: a delta naming one must not see other bytes
@@ -431,7 +409,7 @@ class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAs
         stored.update(blobs)
         if tails:
             self._tails.keep(tails)
-        parent_id = conf.get("checkpoint_id")
+        parent_id = config["configurable"].get("checkpoint_id")
         checkpoints = self.storage[thread_id][ns]
         cid = checkpoint["id"]
         checkpoints[cid] = (typed, meta, parent_id)
@@ -484,7 +462,6 @@ class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAs
         existing = self.writes.get(key) or {}
         staged = {}
         dumps = self.serde.dumps_typed
-        plain = type(self.serde) is JsonPlusSerializer
         special = WRITES_IDX_MAP
         for idx, (channel, value) in enumerate(writes):
             if channel in special:
@@ -494,12 +471,7 @@ class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAs
                 if inner in existing:
                     continue
             try:
-                if plain and type(value) in _SCALARS:  # (dumps_typed's own call)
-                    dumped = "msgpack", _packb(value, default=_default, option=_OPTION)
-                elif value is None and plain:
-                    dumped = _NULL
-                else:
-                    dumped = dumps(value)
+                dumped = dumps(value)
             except TypeError:
                 self._dump("write to channel", value, channel)  # raises, naming the channel
                 raise
