@@ -77,6 +77,10 @@ def _normalize(modules: Any) -> tuple[Allowlist, dict[tuple[str, str], type]]:
     return keys, classes
 
 
+# exact types encoded by one `packb` call, whatever their value
+_ONE_CALL = frozenset((int, str, float, bool, dict))
+
+
 class JsonPlusSerializer(SerializerProtocol):
     """msgpack serializer writing exactly LangGraph's bytes.
 
@@ -132,13 +136,16 @@ class JsonPlusSerializer(SerializerProtocol):
         return clone
 
     def dumps_typed(self, obj: Any) -> tuple[str, bytes]:
+        t = type(obj)
+        if t in _ONE_CALL:  # (exact types first: most channel values and writes)
+            return "msgpack", _packb(obj, default=_default, option=_OPTION)
         if obj is None:
             return "null", EMPTY_BYTES
         if isinstance(obj, bytes):
             return "bytes", obj
         if isinstance(obj, bytearray):
             return "bytearray", obj
-        if type(obj) is list and (joined := pack_repeating(obj, _pack)) is not None:
+        if t is list and (joined := pack_repeating(obj, _pack)) is not None:
             return "msgpack", joined  # (the same bytes, each repeated item encoded once)
         return "msgpack", _packb(obj, default=_default, option=_OPTION)  # (`_encode.pack`)
 
