@@ -1,4 +1,16 @@
-"""One driver for the sans-I/O machines behind sync/async API twins.
+"""Drivers for the sans-I/O machines behind sync/async twins.
+
+`Stepping` does the send / throw / StopIteration bookkeeping of a generator that yields
+work and takes back its outcome; a driver only performs the items, calling or awaiting
+them (the run's drivers, `_settle`, the saver session's plan executors):
+
+    steps = Stepping(plan)
+    for item in steps:
+        try:
+            steps.value = perform(item)        # (the async driver: await aperform(item))
+        except BaseException as e:
+            steps.error = e
+    return steps.result
 
 Several operations (`update_state`, the delta-channel hydration of a snapshot, the node
 cache's reads and writes) are written once, as a generator (the *machine*) that yields
@@ -16,25 +28,20 @@ from __future__ import annotations
 from collections.abc import Callable, Coroutine, Generator
 from typing import Any
 
-__all__ = ("Route", "run_async", "run_sync")
+__all__ = ("Route", "Stepping", "run_async", "run_sync")
 
 Route = Callable[[Any], tuple[Callable[..., Any], tuple, dict | None, Callable | None]]
 
 
 async def _pump(machine: Generator[Any, Any, Any], route: Route, aio: bool) -> Any:
-    send = machine.send
-    value: Any = None
-    while True:
-        try:
-            op = send(value)
-        except StopIteration as stop:
-            return stop.value
+    steps = Stepping(machine)
+    for op in steps:
         call, args, kwargs, post = route(op)
         value = call(*args, **kwargs) if kwargs else call(*args)
         if aio:
             value = await value
-        if post is not None:
-            value = post(value)
+        steps.value = value if post is None else post(value)
+    return steps.result
 
 
 def run_sync(machine: Generator[Any, Any, Any], route: Route) -> Any:
@@ -50,3 +57,33 @@ def run_sync(machine: Generator[Any, Any, Any], route: Route) -> Any:
 def run_async(machine: Generator[Any, Any, Any], route: Route) -> Coroutine[Any, Any, Any]:
     """Run `machine` to its end awaiting each call (a coroutine: await it)."""
     return _pump(machine, route, True)
+
+
+class Stepping:
+    """An iterator over the items of `gen`: each next item comes after sending `value` (the
+    outcome of the last item) or throwing `error` into `gen`; both are cleared then.
+    When `gen` returns, iteration stops and `result` is its return value; an error `gen`
+    raises propagates from the iteration."""
+
+    __slots__ = ("error", "gen", "result", "value")
+
+    def __init__(self, gen: Generator[Any, Any, Any]) -> None:
+        self.gen = gen
+        self.value: Any = None
+        self.error: BaseException | None = None
+        self.result: Any = None
+
+    def __iter__(self) -> Stepping:
+        return self
+
+    def __next__(self) -> Any:
+        error = self.error
+        try:
+            if error is None:
+                value, self.value = self.value, None
+                return self.gen.send(value)
+            self.error = None
+            return self.gen.throw(error)
+        except StopIteration as stop:
+            self.result = stop.value
+            raise StopIteration from None

@@ -27,6 +27,7 @@ from warpgraph._internal._constants import (
     NS_SEP,
 )
 from warpgraph._internal._flags import FAST_PATHS
+from warpgraph._internal._machines import Stepping
 from warpgraph.config import ensure_config, get_config
 from warpgraph.pregel._cache import CACHE_OP, aperform, perform
 from warpgraph.pregel._executor import get_pool
@@ -36,7 +37,6 @@ from warpgraph.pregel._persist import ACTIVE, SaverSession, _in_memory
 from warpgraph.pregel._records import LONE_RUN, LoneRunOp
 from warpgraph.pregel._retry import arun_with_retry
 from warpgraph.pregel._runner import PregelRunner
-from warpgraph.pregel._stepping import Stepping
 from warpgraph.pregel._stream import Stream
 from warpgraph.runtime import DEFAULT_RUNTIME, run_runtime
 

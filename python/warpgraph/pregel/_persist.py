@@ -60,10 +60,10 @@ from typing import Any
 
 from warpgraph._internal._constants import CONF, CONFIG_KEY_CHECKPOINT_ID, INTERRUPT, TASKS
 from warpgraph._internal._flags import FAST_PATHS
+from warpgraph._internal._machines import Stepping
 from warpgraph.checkpoint._sql import NO_EXPECTATION, PutOp, WritesOp
 from warpgraph.checkpoint._sql.writer import FailureSink
 from warpgraph.pregel._records import PutCheckpointOp, PutWritesOp, WriteOp
-from warpgraph.pregel._stepping import Stepping
 
 __all__ = (
     "WRITE_LANGGRAPH_TYPES",
