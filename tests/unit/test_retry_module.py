@@ -1,4 +1,4 @@
-"""pregel/_retry.py: policies, per-attempt config, failures, timed attempts.
+"""pregel/_retry.py and _timed.py: policies, per-attempt config, failures, timed attempts.
 
 Timing tests never race a sleep against a timeout of similar length: a timed-out attempt
 sleeps far longer than its timeout, a progressing one waits on events or sleeps a small
@@ -32,11 +32,11 @@ from warpgraph.pregel._retry import (
     _checkpoint_ns_for_parent_command,
     _ensure_execution_info,
     _should_retry_on,
-    _TimedAttemptScope,
     arun_with_retry,
     run_with_retry,
 )
 from warpgraph.pregel._stream import Stream
+from warpgraph.pregel._timed import _TimedAttemptScope
 from warpgraph.runtime import DEFAULT_RUNTIME, ExecutionInfo
 from warpgraph.types import Command, PregelExecutableTask, RetryPolicy, TimeoutPolicy
 
