@@ -1,0 +1,351 @@
+"""SqliteCore's reads: `get_tuple`, `list`, and building checkpoint tuples from rows (skip-
+delta records, inline values, blob rows read once and cached, append deltas rebuilt, the
+tails a read leaves for the next put's deltas). The statements are here with them."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Sequence
+from typing import Any
+
+from warpgraph.checkpoint._sql import (
+    codec,
+)
+from warpgraph.checkpoint._sql.appends import (
+    DELTA_TYPE,
+)
+from warpgraph.checkpoint._sql.codec import VersionsState
+from warpgraph.checkpoint._sql.values import (
+    loads_given,
+    loads_many,
+    msgpack_payload,
+    unpack_payload,
+)
+from warpgraph.checkpoint.base import (
+    CheckpointTuple,
+    RunnableConfig,
+)
+from warpgraph.checkpoint.sqlite._bulk import (
+    _HEAD,
+)
+
+_REST = (
+    "checkpoint_ns, checkpoint_id, parent_checkpoint_id, base_id, depth, type, checkpoint, metadata"
+)
+_COLS = f"thread_id, {_REST}"
+_SELECT = f"SELECT {_COLS} FROM wg_checkpoints"
+_LOAD_BLOBS = (
+    # j.value = [thread, ns, channel, version]; CROSS JOIN fixes the loop order: one
+    # primary-key lookup per wanted (thread, ns, channel, version)
+    "SELECT j.key, b.type, b.blob FROM json_each(?) AS j CROSS JOIN wg_blobs AS b "
+    "ON b.thread_id = json_extract(j.value, '$[0]') "
+    "AND b.checkpoint_ns = json_extract(j.value, '$[1]') "
+    "AND b.channel = json_extract(j.value, '$[2]') AND b.version = json_extract(j.value, '$[3]')"
+)
+_LOAD_WRITES = (
+    "SELECT checkpoint_id, task_id, channel, type, value FROM wg_writes WHERE thread_id = ? AND "
+    "checkpoint_ns = ? AND checkpoint_id IN (SELECT value FROM json_each(?)) "
+    "ORDER BY checkpoint_id, task_path, task_id, idx"
+)
+_LOAD_WRITES_ONE = (  # (one checkpoint: no JSON list to build and walk)
+    "SELECT checkpoint_id, task_id, channel, type, value FROM wg_writes WHERE thread_id = ? AND "
+    "checkpoint_ns = ? AND checkpoint_id = ? ORDER BY task_path, task_id, idx"
+)
+_HAS_BLOB = (
+    "SELECT 1 FROM wg_blobs WHERE thread_id = ? AND checkpoint_ns = ? AND channel = ? "
+    "AND version = ?"
+)
+_BLOB = (
+    "SELECT type, blob FROM wg_blobs WHERE thread_id = ? AND checkpoint_ns = ? AND channel = ? "
+    "AND version = ?"
+)
+# `get_tuple` in one statement: the checkpoint row (k = 0) and its writes (k = 1, in
+# their order: task_path, task_id, idx), `{cid}` the id parameter or the head's subquery
+_ONE_TUPLE = (
+    f"SELECT 0 AS k, {_COLS} FROM wg_checkpoints "
+    "WHERE thread_id = ?1 AND checkpoint_ns = ?2 AND checkpoint_id = {cid} "
+    "UNION ALL SELECT 1, task_path, task_id, idx, task_id, channel, NULL, type, value, NULL "
+    "FROM wg_writes WHERE thread_id = ?1 AND checkpoint_ns = ?2 AND checkpoint_id = {cid} "
+    "ORDER BY k, thread_id, checkpoint_ns, checkpoint_id"
+)
+_TUPLE_BY_ID = _ONE_TUPLE.format(cid="?3")
+_TUPLE_HEAD = _ONE_TUPLE.format(
+    cid="(SELECT max(checkpoint_id) FROM wg_checkpoints WHERE thread_id = ?1 "
+    "AND checkpoint_ns = ?2)"
+)
+BLOB_CACHE = 1024  # blob rows (or their absence) kept per saver, each at most BLOB_CACHE_MAX
+BLOB_CACHE_MAX = 16 * 1024
+PLAN_MAX = 16 * 1024  # a read plan keeps its inline values' msgpack array up to this size
+LIST_CHUNK = 32  # `list` builds tuples (and fetches their blobs) this many rows at a time
+
+
+def _target(config: RunnableConfig) -> tuple[str, str, str | None]:
+    conf = config.get("configurable") if isinstance(config, dict) else None
+    if not conf or conf.get("thread_id") is None:
+        raise ValueError('config["configurable"]["thread_id"] is required')
+    return str(conf["thread_id"]), conf.get("checkpoint_ns") or "", conf.get("checkpoint_id")
+
+
+class ReadsMixin:
+    """The read path of `SqliteCore` (its caches and settings are the core's)."""
+
+    # --- reads ------------------------------------------------------------------------
+    def get_tuple(self, conn: sqlite3.Connection, config: RunnableConfig) -> CheckpointTuple | None:
+        thread, ns, cid = _target(config)
+        if cid:
+            rows = conn.execute(_TUPLE_BY_ID, (thread, ns, cid)).fetchall()
+        else:
+            rows = conn.execute(_TUPLE_HEAD, (thread, ns)).fetchall()
+        if not rows or rows[0][0] != 0:
+            return None
+        row = rows[0][1:]
+        found = row[2]
+        writes = {(row[0], row[1]): [(found, w[4], w[5], w[7], w[8]) for w in rows[1:]]}
+        return self.build_many(conn, [row], config if cid else None, writes, True)[0]
+
+    def list_rows(
+        self,
+        conn: sqlite3.Connection,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> list[tuple]:
+        """The checkpoint rows `list` yields, newest first (tuples built lazily)."""
+        sql, params = self.list_query(config, filter=filter, before=before, limit=limit)
+        return conn.execute(sql, params).fetchall()
+
+    @staticmethod
+    def list_query(
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> tuple[str, list[Any]]:
+        """Parameterised SELECT for `list`; filter keys are validated and matched literally."""
+        where: list[str] = []
+        params: list[Any] = []
+        if config is not None:
+            conf = config.get("configurable", {})
+            if conf.get("thread_id") is not None:
+                where.append("thread_id = ?")
+                params.append(str(conf["thread_id"]))
+            if conf.get("checkpoint_ns") is not None:
+                where.append("checkpoint_ns = ?")
+                params.append(conf["checkpoint_ns"])
+            if conf.get("checkpoint_id"):
+                where.append("checkpoint_id = ?")
+                params.append(conf["checkpoint_id"])
+        for key, value in (filter or {}).items():
+            path = codec.json_path(key)
+            is_null, param = codec.filter_param(value)
+            if is_null:
+                where.append("json_extract(metadata, ?) IS NULL")
+                params.append(path)
+                continue
+            if key == "run_id" and isinstance(value, str):
+                where.append("run_id = ?")  # lets the run_id index narrow the scan
+                params.append(value)
+            where.append("json_extract(metadata, ?) = ?")
+            params.extend((path, param))
+        if before is not None:
+            before_id = (before.get("configurable") or {}).get("checkpoint_id")
+            if before_id:
+                where.append("checkpoint_id < ?")
+                params.append(before_id)
+        sql = _SELECT + (" WHERE " + " AND ".join(where) if where else "")
+        sql += " ORDER BY checkpoint_id DESC"
+        if limit is not None:
+            if not isinstance(limit, int) or isinstance(limit, bool):
+                raise TypeError(f"limit must be an int or None, not {type(limit).__name__}")
+            sql += " LIMIT ?"
+            params.append(limit)
+        return sql, params
+
+    def list_start(
+        self, conn: sqlite3.Connection, config: Any, filter: Any, before: Any, limit: Any
+    ) -> tuple[tuple, tuple | None]:
+        """`list`'s first page: no tuples yet, then the job building the first chunk."""
+        rows = self.list_rows(conn, config, filter=filter, before=before, limit=limit)
+        return (), (ReadsMixin.list_chunk, (rows, 0)) if rows else None
+
+    def list_chunk(
+        self, conn: sqlite3.Connection, rows: Sequence[Any], start: int
+    ) -> tuple[list[CheckpointTuple], tuple | None]:
+        """The tuples of rows[start:start + LIST_CHUNK] and the job of the next chunk."""
+        end = start + LIST_CHUNK
+        more = (ReadsMixin.list_chunk, (rows, end)) if end < len(rows) else None
+        return self.build_many(conn, rows[start:end]), more
+
+    def _plan(self, thread: str, ns: str, cid: str, state: VersionsState) -> tuple:
+        """How a checkpoint's values are read, kept per checkpoint while its cached state is
+        that very object: (state, its blob keys, [(channel, blob key or None if inline)],
+        the inline channels, their msgpack array or None)."""
+        inline = state.inline
+        keys = [
+            (ch, None if ch in inline else (thread, ns, ch, codec.version_key(v)))
+            for ch, v in state.channel_versions.items()
+        ]
+        inlined = tuple(ch for ch, key in keys if key is None)
+        payload = msgpack_payload(self.serde, [inline[ch] for ch in inlined], PLAN_MAX)
+        plan = (state, [key for _, key in keys if key is not None], keys, inlined, payload)
+        if len(self._plans) >= self.cache_size:
+            self._plans.clear()
+        self._plans[(thread, ns, cid)] = plan
+        return plan
+
+    def build_tuple(
+        self, conn: sqlite3.Connection, row: Sequence[Any], config: RunnableConfig | None = None
+    ) -> CheckpointTuple:
+        return self.build_many(conn, [row], config)[0]
+
+    def build_many(
+        self,
+        conn: sqlite3.Connection,
+        rows: Sequence[Sequence[Any]],
+        config: RunnableConfig | None = None,
+        fetched: dict[tuple[str, str], list] | None = None,
+        remember: bool = False,
+    ) -> list[CheckpointTuple]:
+        """Tuples for checkpoint rows: one query for all their blobs (each distinct
+        (channel, version) fetched once; none if all are cached) and, unless `fetched`
+        holds their writes ({(thread, ns): [(checkpoint_id, task_id, channel, type, value)]}
+        in order), one per (thread, ns). Append deltas are rebuilt into full values;
+        `remember`: the list values read become tails (`get_tuple`: a run continues
+        from them)."""
+        loads = self.serde.loads_typed
+        decoded = []
+        cache = self._blobs
+        blobs: dict[tuple, tuple[str, bytes]] = {}  # the values read from blob rows
+        wanted: dict[tuple[str, str, str, str], None] = {}
+        plans = self._plans
+        for thread, ns, cid, parent_id, base_id, depth, typ, blob, metadata in rows:
+            record = loads((typ, blob))
+            state = self._state_for(conn, thread, ns, cid, depth, base_id, record)
+            plan = plans.get((thread, ns, cid))
+            if plan is None or plan[0] is not state:
+                plan = self._plan(thread, ns, cid, state)
+            for key in plan[1]:
+                if key in cache:
+                    if (hit := cache[key]) is not None:
+                        blobs[key] = hit
+                else:
+                    wanted[key] = None
+            decoded.append((thread, ns, cid, parent_id, record, state, metadata, plan))
+        if wanted:
+            keys_list = list(wanted)
+            found = {}
+            for idx, t, b in conn.execute(_LOAD_BLOBS, (json.dumps(keys_list),)):
+                found[keys_list[idx]] = None if t == "empty" else (t, b)
+            if len(cache) + len(keys_list) > BLOB_CACHE:
+                cache.clear()
+            for key in keys_list:
+                hit = found.get(key)
+                if hit is None:
+                    cache[key] = None
+                    continue
+                blobs[key] = hit
+                if hit[1] is None or len(hit[1]) <= BLOB_CACHE_MAX:
+                    cache[key] = hit  # (a larger one is read again next time)
+        stored_as: dict[tuple, tuple[str, bytes]] = {}  # the deltas among them
+        fresh: dict[tuple, Any] = {}  # their decoded values (for one tuple each)
+        for key, hit in blobs.items():
+            if hit[0] == DELTA_TYPE:
+                stored_as[key] = hit
+        for key, hit in stored_as.items():
+            blobs[key], fresh[key] = self._rebuild(conn, key, hit)
+        writes: dict[tuple[str, str, str], list] = {}
+        if fetched is None:
+            fetched = {}
+            groups: dict[tuple[str, str], list[str]] = {}
+            for d in decoded:
+                groups.setdefault((d[0], d[1]), []).append(d[2])
+            for (thread, ns), ids in groups.items():
+                if len(ids) == 1:
+                    query, params = _LOAD_WRITES_ONE, (thread, ns, ids[0])
+                else:
+                    query, params = _LOAD_WRITES, (thread, ns, json.dumps(ids))
+                fetched[(thread, ns)] = conn.execute(query, params).fetchall()
+        for (thread, ns), got in fetched.items():
+            values = loads_many(self.serde, [(r[3], r[4]) for r in got])
+            for (cid, task_id, channel, _, _), value in zip(got, values):
+                writes.setdefault((thread, ns, cid), []).append((task_id, channel, value))
+        out = []
+        for thread, ns, cid, parent_id, record, state, metadata, plan in decoded:
+            _, blob_keys, keys, inlined, payload = plan
+            values = None
+            if payload is not None and not any(k in blobs for k in blob_keys):
+                try:  # (every value inline: one decoder call, fresh objects)
+                    values = dict(zip(inlined, unpack_payload(self.serde, payload)))
+                except (ValueError, TypeError, RecursionError):
+                    pass  # each value again below: the failing one raises its own error
+            if values is None:
+                channels, stored = [], []
+                given: dict[int, Any] = {}
+                for ch, key in keys:
+                    if key is None:
+                        channels.append(ch)
+                        stored.append(state.inline[ch])
+                    elif key in blobs:
+                        if key in fresh:
+                            given[len(stored)] = fresh.pop(key)
+                        channels.append(ch)
+                        stored.append(blobs[key])
+                values = dict(zip(channels, loads_given(self.serde, stored, given)))
+                if remember and self.tails is not None:
+                    self._read_tails(thread, ns, state, values, keys, blobs, stored_as)
+            out.append(
+                CheckpointTuple(
+                    config=config or codec.config_of(thread, ns, cid),
+                    checkpoint=codec.checkpoint_from_record(record, state, values),
+                    metadata=codec.load_metadata(metadata),
+                    parent_config=codec.config_of(thread, ns, parent_id) if parent_id else None,
+                    pending_writes=writes.get((thread, ns, cid), []),
+                )
+            )
+        return out
+
+    def _rebuild(
+        self, conn: sqlite3.Connection, key: tuple[str, str, str, str], typed: tuple[str, bytes]
+    ) -> tuple[tuple[str, bytes], Any]:
+        """The full (typed, decoded) value of the append delta `typed` stored at `key`."""
+        thread, ns, channel, vkey = key
+        cache = self._blobs
+        version_key = codec.version_key
+
+        def at(v: Any) -> tuple:
+            return (thread, ns, channel, version_key(v))
+
+        def fetch(v: Any) -> tuple[str, bytes] | None:
+            k = at(v)
+            hit = cache.get(k)
+            if hit is None:
+                row = conn.execute(_BLOB, k).fetchone()
+                hit = None if row is None or row[0] == "empty" else (row[0], row[1])
+            return hit
+
+        return self._rebuilt.rebuild(self.serde.loads_typed, fetch, at, typed, vkey, channel)
+
+    def _read_tails(
+        self,
+        thread: str,
+        ns: str,
+        state: VersionsState,
+        values: dict[str, Any],
+        keys: list,
+        blobs: dict[tuple, tuple[str, bytes]],
+        stored_as: dict[tuple, tuple[str, bytes]],
+    ) -> None:
+        """Tails of the list values a `get_tuple` returns (read from blob rows)."""
+        read = self.tails.read  # type: ignore[union-attr]
+        versions = state.channel_versions
+        for ch, key in keys:
+            if key is not None and type(values.get(ch)) is list:
+                typed = stored_as.get(key) or blobs[key]
+                read(thread, ns, ch, typed, versions[ch], values[ch])
+
+    def head(self, conn: sqlite3.Connection, thread: str, ns: str) -> str | None:
+        return conn.execute(_HEAD, (thread, ns)).fetchone()[0]
