@@ -32,11 +32,11 @@ from warpgraph.pregel._retry import (
     _checkpoint_ns_for_parent_command,
     _ensure_execution_info,
     _should_retry_on,
+    _TimedAttemptScope,  # (importable from _retry, where LangGraph's tests import it)
     arun_with_retry,
     run_with_retry,
 )
 from warpgraph.pregel._stream import Stream
-from warpgraph.pregel._timed import _TimedAttemptScope
 from warpgraph.runtime import DEFAULT_RUNTIME, ExecutionInfo
 from warpgraph.types import Command, PregelExecutableTask, RetryPolicy, TimeoutPolicy
 

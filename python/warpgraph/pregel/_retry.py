@@ -47,6 +47,7 @@ from warpgraph.pregel._timed import (
     _AttemptContext,
     _finish_timed_attempt,
     _start_timed_attempt,
+    _TimedAttemptScope,  # noqa: F401 - at LangGraph's module path (its tests import it here)
 )
 from warpgraph.runtime import ExecutionInfo, Runtime
 
