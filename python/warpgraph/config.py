@@ -18,6 +18,8 @@ from warpgraph._internal._compat import TypedDict
 from warpgraph._internal._constants import (
     _CHECKPOINT_COORDINATE_KEYS,
     CONF,
+    CONFIG_KEY_CHECKPOINT_ID,
+    CONFIG_KEY_CHECKPOINT_NS,
     CONFIG_KEY_RUNTIME,
     NS_END,
     NS_SEP,
@@ -200,6 +202,19 @@ _PROPAGATE_TO_METADATA = frozenset(
 def recast_checkpoint_ns(ns: str) -> str:
     """`ns` without task ids and numeric segments ("a:id|1|b:id" -> "a|b")."""
     return NS_SEP.join(part.split(NS_END)[0] for part in ns.split(NS_SEP) if not part.isdigit())
+
+
+def patch_checkpoint_map(config: dict | None, metadata: dict | None) -> dict | None:
+    """`config` with the checkpoint map of a snapshot: the parents' checkpoint ids from
+    `metadata` plus this checkpoint's own (unchanged when it has no parents)."""
+    if config is None:
+        return None
+    parents = metadata.get("parents") if metadata else None
+    if not parents:
+        return config
+    conf = config[CONF]
+    own = {conf.get(CONFIG_KEY_CHECKPOINT_NS, ""): conf.get(CONFIG_KEY_CHECKPOINT_ID)}
+    return {**config, CONF: {**conf, "checkpoint_map": {**parents, **own}}}
 
 
 def patch_configurable(config: RunnableConfig | None, patch: dict[str, Any]) -> RunnableConfig:

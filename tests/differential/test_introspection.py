@@ -199,7 +199,7 @@ def test_get_graph_matches_reference(name: str) -> None:
 @pytest.mark.parametrize("name", list(GRAPHS))
 def test_own_graph_class_draws_the_same(name: str) -> None:
     """warpgraph's Graph (used without langchain-core) gives langchain-core's text."""
-    from warpgraph.graph._draw import Graph
+    from warpgraph.pregel._drawing import Graph
 
     ref = GRAPHS[name](get_lib("langgraph"))
     ours = GRAPHS[name](get_lib("warpgraph"))
@@ -217,7 +217,7 @@ def test_own_graph_class_draws_the_same(name: str) -> None:
         )
         assert own.edges == expected.edges
         from langchain_core.runnables.graph import CurveStyle as LcCurve
-        from warpgraph.graph._draw import CurveStyle
+        from warpgraph.pregel._drawing import CurveStyle
 
         assert own.draw_mermaid(curve_style=CurveStyle.STEP_AFTER) == expected.draw_mermaid(
             curve_style=LcCurve.STEP_AFTER

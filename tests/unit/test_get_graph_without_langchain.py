@@ -91,7 +91,7 @@ def test_own_graph_without_langchain_matches_reference() -> None:
     assert proc.returncode == 0, proc.stderr
     got = json.loads(proc.stdout)
     for xray, drawn in got.items():
-        assert drawn.pop("class") == "warpgraph.graph._draw.Graph"
+        assert drawn.pop("class") == "warpgraph.pregel._drawing.Graph"
         ref = expected[xray]
         ref.pop("class")
         assert drawn == json.loads(json.dumps(ref)), xray
@@ -113,7 +113,7 @@ def test_runnables_that_are_not_langchains_are_described_as_runnables() -> None:
     """A node class built on warpgraph's RunnableCallable outside warpgraph (LangGraph's
     prebuilt ToolNode running on warpgraph) shows as a runnable of its own import path."""
     from warpgraph._internal._runnable import RunnableCallable
-    from warpgraph.graph._draw import Graph, to_public
+    from warpgraph.pregel._drawing import Graph, to_public
 
     tool_node = type("ToolNode", (RunnableCallable,), {"__module__": "langgraph.prebuilt.x"})
     own = Graph()

@@ -41,9 +41,9 @@ from warpgraph._internal._constants import (
     INTERRUPT,
     NO_WRITES,
 )
+from warpgraph._internal._workers import get_pool
 from warpgraph.config import get_config
 from warpgraph.errors import GraphBubbleUp, GraphInterrupt, ParentCommand
-from warpgraph.pregel._executor import get_pool
 from warpgraph.pregel._runner import DEFAULT_MAX_CONCURRENCY, PregelRunner
 from warpgraph.runtime import ExecutionInfo, Runtime
 from warpgraph.types import Command, Interrupt, PregelExecutableTask, RetryPolicy

@@ -1,8 +1,8 @@
 """Config helpers under LangGraph's private module path (`langgraph._internal._config`).
 
-The implementations live in `warpgraph.config` (and the snapshot's checkpoint map in
-`warpgraph.pregel._checkpoint`, the callback managers in `warpgraph._internal._lc`); this
-module only names them where LangGraph's code and tests import them from.
+The implementations live in `warpgraph.config` (the callback managers in
+`warpgraph._internal._lc`); this module only names them where LangGraph's code and tests
+import them from.
 """
 
 from __future__ import annotations
@@ -22,11 +22,11 @@ from warpgraph.config import (
     _not_empty,
     ensure_config,
     merge_configs,
+    patch_checkpoint_map,
     patch_config,
     patch_configurable,
     recast_checkpoint_ns,
 )
-from warpgraph.pregel._checkpoint import patch_checkpoint_map
 
 __all__ = (
     "CONFIG_KEYS",

@@ -24,6 +24,7 @@ from warpgraph._internal import _lc
 from warpgraph._internal._constants import CONF, CONFIG_KEY_NODE_ERROR, CONFIG_KEY_RUNTIME
 from warpgraph._internal._lc import _add as _add_chunks
 from warpgraph._internal._typing import MISSING
+from warpgraph._internal._workers import run_in_worker
 from warpgraph.config import (
     _CONFIG,
     RunnableConfig,
@@ -353,19 +354,6 @@ def _generator_runnable(thing: Any, name: str | None, trace: bool) -> RunnableCa
         name=name or getattr(thing, "__name__", None),
         trace=trace,
     )
-
-
-_run_in_worker: Callable[..., Awaitable[Any]] | None = None
-
-
-def run_in_worker(func: Callable[..., Any], *args: Any, **kwargs: Any) -> Awaitable[Any]:
-    """Await `func(*args, **kwargs)` run on the worker pool in a copy of the current context."""
-    global _run_in_worker
-    if _run_in_worker is None:
-        from warpgraph.pregel._executor import run_in_worker as impl
-
-        _run_in_worker = impl
-    return _run_in_worker(func, *args, **kwargs)
 
 
 async def run_in_executor(

@@ -13,7 +13,17 @@ from typing import Any, Literal
 
 from warpgraph.types import TimeoutPolicy
 
-__all__ = ("check_timeout_supported", "coerce_timeout_policy", "sync_timeout_unsupported")
+__all__ = (
+    "NEVER_BLOCKS",
+    "check_timeout_supported",
+    "coerce_timeout_policy",
+    "sync_timeout_unsupported",
+)
+
+NEVER_BLOCKS = "_wg_never_blocks"
+"""Class attribute (True) of runnables that never block the event loop and so can be timed:
+the pregel layer sets it on its channel writers and on the config-free writers the graph
+layer registers (this module imports nothing above it)."""
 
 _SYNC_TIMEOUT = (
     "Node timeouts are only supported for async nodes because sync Python execution "
@@ -75,10 +85,9 @@ def _async_all_the_way(runnable: Any) -> bool:
 
 def _natively_async(runnable: Any) -> bool:
     from warpgraph._internal._runnable import RunnableCallable
-    from warpgraph.pregel._write import ChannelWrite, is_config_free_writer
 
-    if isinstance(runnable, ChannelWrite) or is_config_free_writer(runnable):
-        return True  # warpgraph's own writers never block
+    if getattr(type(runnable), NEVER_BLOCKS, False):
+        return True  # warpgraph's own writers
     if isinstance(runnable, RunnableCallable):
         afunc = runnable.afunc
         return afunc is not None and not _runs_in_worker(afunc)

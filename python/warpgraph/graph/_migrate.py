@@ -1,7 +1,8 @@
 """Checkpoint layout migrations: checkpoints saved by older LangGraph releases, read in place.
 
-Runs only when a loaded checkpoint is older than the current layout (`v` < 4 with pending
-sends, `v` < 3 for StateGraph channel names); current checkpoints return at the first test.
+Runs only when a loaded checkpoint is older than the current layout (`v` < 3 for StateGraph
+channel names; `Pregel._migrate_checkpoint` moves v < 4 pending sends); current checkpoints
+return at the first test.
 
 Layouts before v3 named the channel that schedules a node after another in three ways, all
 of them `branch:to:<node>` today:
@@ -18,24 +19,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from warpgraph._internal._constants import INTERRUPT, TASKS
+from warpgraph._internal._constants import INTERRUPT
 from warpgraph.constants import END, START
 
-__all__ = ("migrate_pending_sends", "migrate_state_graph_channels")
+__all__ = ("migrate_state_graph_channels",)
 
 _ABSENT = object()
-
-
-def migrate_pending_sends(checkpoint: dict) -> None:
-    """v < 4 kept Sends beside the channels; they now live in the tasks channel."""
-    if checkpoint["v"] >= 4:
-        return
-    sends = checkpoint.get("pending_sends")
-    if not sends:
-        return
-    del checkpoint["pending_sends"]
-    checkpoint["channel_values"][TASKS] = sends
-    checkpoint["channel_versions"][TASKS] = max(checkpoint["channel_versions"].values())
 
 
 def _carry_seen(seen: dict, node: str, old: str, new: str) -> None:

@@ -569,7 +569,7 @@ class _SyncQueue:
 def _pool() -> Any:
     global _get_pool
     if _get_pool is None:
-        from warpgraph.pregel._executor import get_pool  # (imports nothing of pregel's)
+        from warpgraph._internal._workers import get_pool  # (imports nothing of pregel's)
 
         _get_pool = get_pool
     return _get_pool()

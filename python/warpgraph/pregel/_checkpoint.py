@@ -22,6 +22,7 @@ from warpgraph.config import (
     current_config,
     ensure_config,
     merge_configs,
+    patch_checkpoint_map,
     recast_checkpoint_ns,
 )
 from warpgraph.pregel import _engine
@@ -86,25 +87,6 @@ def copy_checkpoint(checkpoint: dict) -> dict:
         "channel_versions": dict(checkpoint["channel_versions"]),
         "versions_seen": {n: dict(s) for n, s in checkpoint["versions_seen"].items()},
         "updated_channels": checkpoint.get("updated_channels"),
-    }
-
-
-def patch_checkpoint_map(config: dict | None, metadata: dict | None) -> dict | None:
-    if config is None:
-        return None
-    parents = metadata.get("parents") if metadata else None
-    if not parents:
-        return config
-    conf = config[CONF]
-    return {
-        **config,
-        CONF: {
-            **conf,
-            "checkpoint_map": {
-                **parents,
-                conf[CONFIG_KEY_CHECKPOINT_NS]: conf[CONFIG_KEY_CHECKPOINT_ID],
-            },
-        },
     }
 
 

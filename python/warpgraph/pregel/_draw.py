@@ -23,7 +23,7 @@ from warpgraph.channels.last_value import LastValueAfterFinish
 from warpgraph.constants import END, START
 
 if TYPE_CHECKING:
-    from warpgraph.graph._draw import Graph
+    from warpgraph.pregel._drawing import Graph
 
 __all__ = ("DrawMixin", "draw_pregel")
 
@@ -211,7 +211,7 @@ def _inline_subgraph(graph: Graph, name: str, sub: Graph) -> None:
 
 def draw_pregel(pregel: Any, subgraphs: dict[str, Graph]) -> Graph:
     """The drawn graph of `pregel` (warpgraph's Graph class), subgraphs inlined."""
-    from warpgraph.graph._draw import Graph
+    from warpgraph.pregel._drawing import Graph
 
     dry = _DryRun(pregel)
     first = dry.run()
@@ -255,7 +255,7 @@ class DrawMixin:
     def get_graph(self, config: Any = None, *, xray: int | bool = False) -> Any:
         """A drawable graph of the nodes and edges (`xray`: draw subgraphs inside, that
         many levels deep, or all with True)."""
-        from warpgraph.graph._draw import to_public
+        from warpgraph.pregel._drawing import to_public
 
         return to_public(self._drawing(config, xray))
 
@@ -268,6 +268,6 @@ def _sub_drawing(sub: Any, config: Any, xray: int | bool) -> Graph:
     drawing = getattr(sub, "_drawing", None)
     if drawing is not None:
         return drawing(config, xray)
-    from warpgraph.graph._draw import from_foreign
+    from warpgraph.pregel._drawing import from_foreign
 
     return from_foreign(sub.get_graph(config, xray=xray))

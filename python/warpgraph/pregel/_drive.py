@@ -28,9 +28,9 @@ from warpgraph._internal._constants import (
 )
 from warpgraph._internal._flags import FAST_PATHS
 from warpgraph._internal._machines import Stepping
+from warpgraph._internal._workers import get_pool
 from warpgraph.config import ensure_config, get_config
 from warpgraph.pregel._cache import CACHE_OP, aperform, perform
-from warpgraph.pregel._executor import get_pool
 from warpgraph.pregel._live import LiveOut, tick_live
 from warpgraph.pregel._loop import RUN, PregelLoop
 from warpgraph.pregel._persist import ACTIVE, SaverSession, _in_memory

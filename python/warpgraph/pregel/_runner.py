@@ -18,9 +18,9 @@ from collections.abc import Callable, Iterable, Sequence
 from contextvars import copy_context
 from typing import Any
 
+from warpgraph._internal._workers import get_pool
 from warpgraph.errors import GraphBubbleUp, GraphInterrupt, is_invalid_resume
 from warpgraph.pregel._calls import STEP_LOCK
-from warpgraph.pregel._executor import get_pool
 from warpgraph.pregel._retry import arun_with_retry, run_with_retry
 
 __all__ = ("DEFAULT_MAX_CONCURRENCY", "PregelRunner")

@@ -38,7 +38,7 @@ from warpgraph._internal._constants import (
     TASKS,
 )
 from warpgraph._internal._machines import run_async, run_sync
-from warpgraph.config import ensure_config, patch_config, patch_configurable
+from warpgraph.config import ensure_config, patch_checkpoint_map, patch_config, patch_configurable
 from warpgraph.constants import END
 from warpgraph.errors import InvalidUpdateError
 from warpgraph.pregel import _engine, _persist
@@ -112,12 +112,6 @@ def infer_as_node(graph: Any, versions_seen: dict) -> str | None:
 def _update_task_id(checkpoint_id: str, i: int) -> str:
     """The id of the i-th update of a superstep that reuses no prepared task."""
     return str(uuid5(UUID(checkpoint_id), INTERRUPT if i == 0 else f"{INTERRUPT}:{i}"))
-
-
-def _patch_map(config: dict, metadata: dict | None) -> dict:
-    from warpgraph.pregel._checkpoint import patch_checkpoint_map
-
-    return patch_checkpoint_map(config, metadata)  # type: ignore[return-value]
 
 
 def _prepared(engine: Any, checkpoint_id: str, ns: str, step: int, v: int) -> list:
@@ -268,7 +262,7 @@ def _clear(graph: Any, base: _Base) -> Ops:
             base.nv,
         )
     next_config = yield from base.put(graph, "update", base.step + 1, base.step)
-    return _patch_map(next_config, saved.metadata if saved is not None else None)
+    return patch_checkpoint_map(next_config, saved.metadata if saved is not None else None)
 
 
 def _as_input(graph: Any, base: _Base, values: Any, is_first: bool) -> Ops:
@@ -285,7 +279,7 @@ def _as_input(graph: Any, base: _Base, values: Any, is_first: bool) -> Ops:
     saved = base.saved
     step = base.step + 1 if saved is not None and saved.metadata.get("step") is not None else -1
     next_config = yield from base.put(graph, "input", step, step)
-    return _patch_map(next_config, saved.metadata if saved is not None else None)
+    return patch_checkpoint_map(next_config, saved.metadata if saved is not None else None)
 
 
 def _copy(graph: Any, base: _Base, values: Any) -> Ops:
@@ -315,7 +309,7 @@ def _copy(graph: Any, base: _Base, values: Any) -> Ops:
     # checkpoint it copies (the savers find them by version, whatever the copy's parent)
     next_config = yield ("put", parent, cp, metadata, {})
     if not (isinstance(values, list) and values):
-        return _patch_map(next_config, saved.metadata)
+        return patch_checkpoint_map(next_config, saved.metadata)
     from warpgraph.types import StateUpdate
 
     ids: dict[str, list[str]] = {}
@@ -335,7 +329,7 @@ def _copy(graph: Any, base: _Base, values: Any) -> Ops:
     return (
         yield from _superstep(
             graph,
-            _patch_map(next_config, saved.metadata),
+            patch_checkpoint_map(next_config, saved.metadata),
             [u for group in grouped.values() for u in group],
             False,
             base.nv,
@@ -405,7 +399,9 @@ def _as_nodes(graph: Any, base: _Base, updates: Sequence[Any], is_first: bool) -
     for tid, _path, ws, _n in tasks:
         if push := [w for w in ws if w[0] == PUSH]:
             yield ("put_writes", next_config, push, tid, None)
-    return _patch_map(next_config, base.saved.metadata if base.saved is not None else None)
+    return patch_checkpoint_map(
+        next_config, base.saved.metadata if base.saved is not None else None
+    )
 
 
 def _sequence(writers: list) -> Any:

@@ -11,6 +11,7 @@ from typing import Any, NamedTuple, Protocol, TypeVar
 
 from warpgraph._internal._codegen import writes_function
 from warpgraph._internal._constants import CONF, CONFIG_KEY_SEND, TASKS
+from warpgraph._internal._timeout import NEVER_BLOCKS
 from warpgraph._internal._typing import MISSING
 from warpgraph.errors import InvalidUpdateError
 
@@ -115,8 +116,10 @@ class ConfigFreeWriter(Protocol):
 
 
 def register_config_free_writer(cls: type) -> type:
-    """Mark `cls` (exactly that type, not its subclasses) as a `ConfigFreeWriter`."""
+    """Mark `cls` (exactly that type, not its subclasses) as a `ConfigFreeWriter` (which
+    never blocks the event loop: see `_timeout.NEVER_BLOCKS`)."""
     _CONFIG_FREE_WRITERS.add(cls)
+    setattr(cls, NEVER_BLOCKS, True)
     return cls
 
 
@@ -364,3 +367,6 @@ class ChannelWrite:
         """Mark `runnable` as a writer; `static` lists `(entry, label)` declared writes."""
         object.__setattr__(runnable, "_is_channel_writer", static)
         return runnable
+
+
+setattr(ChannelWrite, NEVER_BLOCKS, True)  # (see `_timeout.NEVER_BLOCKS`)

@@ -20,6 +20,7 @@ from warpgraph._internal._constants import (
 )
 from warpgraph._internal._typing import MISSING
 from warpgraph.checkpoint.base import EXCLUDED_METADATA_KEYS
+from warpgraph.config import patch_checkpoint_map
 
 __all__ = (
     "TaskStatus",
@@ -187,24 +188,6 @@ def _rm_pregel_keys(config: dict | None) -> dict | None:
     return {CONF: {k: v for k, v in config.get(CONF, {}).items() if not k.startswith("__pregel_")}}
 
 
-def _patch_checkpoint_map(config: dict | None, metadata: dict | None) -> dict | None:
-    if config is None:
-        return None
-    parents = (metadata or {}).get("parents")
-    if not parents:
-        return config
-    return {
-        **config,
-        CONF: {
-            **config[CONF],
-            "checkpoint_map": {
-                **parents,
-                config[CONF].get("checkpoint_ns", ""): config[CONF].get("checkpoint_id"),
-            },
-        },
-    }
-
-
 def map_debug_checkpoint(
     config: dict,
     values: Any,
@@ -248,8 +231,8 @@ def map_debug_checkpoint(
                 }
             )
     return {
-        "config": _rm_pregel_keys(_patch_checkpoint_map(config, metadata)),
-        "parent_config": _rm_pregel_keys(_patch_checkpoint_map(parent_config, metadata)),
+        "config": _rm_pregel_keys(patch_checkpoint_map(config, metadata)),
+        "parent_config": _rm_pregel_keys(patch_checkpoint_map(parent_config, metadata)),
         "values": values,
         "metadata": metadata,
         "next": [t.name for t in tasks],

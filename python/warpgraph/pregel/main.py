@@ -183,10 +183,10 @@ class Pregel(
     def _migrate_checkpoint(self, checkpoint: dict) -> None:
         """Bring a checkpoint saved by an older release to the current layout, in place
         (CompiledStateGraph adds its channel renames)."""
-        if checkpoint.get("v", 4) < 4:
-            from warpgraph.graph._migrate import migrate_pending_sends
-
-            migrate_pending_sends(checkpoint)
+        if checkpoint.get("v", 4) < 4 and checkpoint.get("pending_sends"):
+            # v < 4 kept Sends beside the channels; they now live in the tasks channel
+            checkpoint["channel_values"][TASKS] = checkpoint.pop("pending_sends")
+            checkpoint["channel_versions"][TASKS] = max(checkpoint["channel_versions"].values())
 
     @property
     def stream_channels_list(self) -> Sequence[str]:
