@@ -8,6 +8,14 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
+from tests._ci import (
+    FAST_PATHS_SKIP,
+    LONG_SKIP,
+    PY310_REFERENCE_SKIP,
+    fail_skip_in_ci,
+    in_ci,
+)
+
 settings.register_profile(
     "default",
     deadline=None,
@@ -43,14 +51,6 @@ def pytest_report_header(config):
 
     return f"random graphs: WARPGRAPH_RANDOM_SEED={RANDOM_SEED} (set it to reproduce this run)"
 
-
-LONG_SKIP = "long variant; set WARPGRAPH_LONG_TESTS=1"
-FAST_PATHS_SKIP = "tests a fast path, off with WARPGRAPH_FAST_PATHS=0"
-PY310_REFERENCE_SKIP = (
-    "the reference LangGraph needs Python >= 3.11 to carry a run's context into async code"
-)
-# the only skips CI accepts: opt-in variants, not something missing or not ready
-CI_ALLOWED_SKIPS = (LONG_SKIP, FAST_PATHS_SKIP, PY310_REFERENCE_SKIP)
 
 if sys.version_info < (3, 11):
     # On Python 3.10 LangGraph's async runs do not carry the run's context into their
@@ -89,44 +89,22 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip_fast)
 
 
-def _skip_reason(longrepr) -> str:
-    if isinstance(longrepr, tuple) and len(longrepr) == 3:
-        return str(longrepr[2])
-    return str(longrepr)
-
-
-def _fail_skip_in_ci(report) -> None:
-    """Under CI=true a skip is a failure (a missing dependency, a module that does not
-    import, a server that does not start), except the opt-in variants above."""
-    if not (_in_ci() and report.skipped) or hasattr(report, "wasxfail"):
-        return
-    reason = _skip_reason(report.longrepr)
-    if any(allowed in reason for allowed in CI_ALLOWED_SKIPS):
-        return
-    report.outcome = "failed"
-    report.longrepr = f"skipped under CI=true (CI runs every test): {reason}"
-
-
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     outcome = yield
-    _fail_skip_in_ci(outcome.get_result())
+    fail_skip_in_ci(outcome.get_result())
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_make_collect_report(collector):
     outcome = yield
-    _fail_skip_in_ci(outcome.get_result())
+    fail_skip_in_ci(outcome.get_result())
 
 
 # --- PostgreSQL: ONE scratch server per session, shared by every test directory --------
 # (tests/checkpoint, tests/integration, ...). Without PostgreSQL binaries the Postgres
 # tests are skipped, except under CI=true, where they fail. WARPGRAPH_TEST_PG_DSN points
 # them at an existing server instead.
-
-
-def _in_ci() -> bool:
-    return os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
 
 class _ExternalPg:
@@ -146,7 +124,7 @@ def pg_server():
     """A running PostgreSQL server (started once for the session, stopped at its end)."""
     from tests.checkpoint.pg_server import INSTALL_HINT, PgServer, PgServerError, find_bindir
 
-    if _in_ci():
+    if in_ci():
         import psycopg  # noqa: F401 - CI must have it: fail, never skip
     else:
         pytest.importorskip("psycopg", reason="psycopg not installed (warpgraph[postgres])")
@@ -156,14 +134,14 @@ def pg_server():
         return
     if find_bindir() is None:
         msg = f"PostgreSQL server binaries not found (install with `{INSTALL_HINT}`)"
-        if _in_ci():
+        if in_ci():
             pytest.fail(f"{msg}; CI=true requires the Postgres tests to run", pytrace=False)
         pytest.skip(msg)
     server = PgServer()
     try:
         server.start()
     except PgServerError as exc:
-        if _in_ci():
+        if in_ci():
             pytest.fail(f"could not start PostgreSQL: {exc}", pytrace=False)
         pytest.skip(f"could not start PostgreSQL: {exc}")
     try:
