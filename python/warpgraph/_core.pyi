@@ -1,6 +1,6 @@
 """Type stubs for ``warpgraph._core``, the native (Rust) part of warpgraph."""
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Container, Iterable, Sequence
 from typing import Any, Literal
 
 __version__: str
@@ -154,6 +154,14 @@ class GraphSpec:
     def nodes(self) -> dict[str, tuple[Any, Any]]: ...
     @property
     def trigger_to_nodes(self) -> dict[str, list[str]]: ...
+    def firing_nodes(
+        self,
+        channel_versions: dict[str, Any],
+        versions_seen: dict[str, dict[str, Any]],
+        available: Container[str],
+    ) -> list[int]:
+        """Indices (node order) of the nodes that fire on a stored checkpoint, by the
+        Engine's triggering rule, without restoring it."""
 
 class Engine:
     """Per-run state: channel values, channel_versions, versions_seen, updated_channels."""

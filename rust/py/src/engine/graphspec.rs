@@ -9,11 +9,12 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 use warpgraph_core::apply::{Graph, SKIPPED_WRITE_KEYS};
 use warpgraph_core::channel::ChannelSpec;
+use warpgraph_core::error::CoreError;
 use warpgraph_core::triggers::{name_index, ReadSpec, Topology};
-use warpgraph_core::version::FastMap;
+use warpgraph_core::version::{FastMap, Version, VersionMap};
 
 use super::channels::{self, Classes, V};
-use super::convert::str_list;
+use super::convert::{str_list, version_from_py};
 use super::errors;
 
 pub(crate) const TASKS: &str = "__pregel_tasks";
@@ -240,6 +241,68 @@ impl GraphSpec {
                     }
                 };
                 list.append(self.inner.node_names[n].bind(py))?;
+            }
+        }
+        Ok(out)
+    }
+    /// LangGraph's `_triggers` over a stored checkpoint, without restoring it in an Engine:
+    /// the indices, in node order, of the nodes that fire given the checkpoint's
+    /// `channel_versions` and `versions_seen` and `available` (a container of the names of
+    /// the channels that hold a value). Every node is considered (a snapshot's rule: no
+    /// updated channels); only trigger channels' versions are read. The rule is the
+    /// Engine's own (`Topology::fires`); versions that do not compare raise TypeError.
+    fn firing_nodes(
+        &self,
+        channel_versions: &Bound<'_, PyDict>,
+        versions_seen: &Bound<'_, PyDict>,
+        available: &Bound<'_, PyAny>,
+    ) -> PyResult<Vec<usize>> {
+        let py = channel_versions.py();
+        let spec = &*self.inner;
+        let graph = &spec.graph;
+        let topo = &graph.topology;
+        let Some((_, first)) = channel_versions.iter().next() else {
+            return Ok(Vec::new()); // no versions: nothing ever fires
+        };
+        let null = version_from_py(&first)?.null_of();
+        let n = graph.names.len();
+        let mut versions: Vec<Option<Version>> = vec![None; n];
+        let mut avail = vec![false; n];
+        for c in (0..n).filter(|&c| topo.is_trigger(c)) {
+            let name = spec.chan_names[c].bind(py);
+            if let Some(v) = channel_versions.get_item(name)? {
+                versions[c] = Some(version_from_py(&v)?);
+            }
+            avail[c] = available.contains(name)?;
+        }
+        let mut out = Vec::new();
+        let mut seen; // (the node's seen versions of its triggers)
+        for (i, node) in topo.nodes.iter().enumerate() {
+            let node_seen = match versions_seen.get_item(spec.node_names[i].bind(py))? {
+                None => None,
+                Some(d) => {
+                    let d = d.cast::<PyDict>()?;
+                    seen = VersionMap::with_capacity(node.triggers.len());
+                    for &c in &node.triggers {
+                        if let Some(v) = d.get_item(spec.chan_names[c].bind(py))? {
+                            seen.insert_arc(&graph.names[c], version_from_py(&v)?);
+                        }
+                    }
+                    Some(&seen)
+                }
+            };
+            let fires = topo
+                .fires(
+                    i,
+                    &graph.names,
+                    |c| versions[c].as_ref(),
+                    node_seen,
+                    &null,
+                    |c| Ok::<bool, CoreError<PyErr>>(avail[c]),
+                )
+                .map_err(|e| errors::to_py(py, &spec.cls, e))?;
+            if fires {
+                out.push(i);
             }
         }
         Ok(out)
