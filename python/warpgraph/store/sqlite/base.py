@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from warpgraph._internal._sqlite import open_connection
+from warpgraph._internal._sqlite import open_connection, setup_once
 from warpgraph.store._sql.dialect import SqliteDialect
 from warpgraph.store._sql.plan import EXEC, run_batch, sweep
 from warpgraph.store._sql.store import (
@@ -203,10 +203,7 @@ class SqliteStore(SqliteStoreBase, SyncSweeping, BaseStore):
 
     def setup(self) -> None:
         """Create or migrate the tables (idempotent); runs on first use if not called."""
-        with self.lock:
-            if not self.is_setup:
-                self._setup_on(self.conn)
-                self.is_setup = True
+        setup_once(self)
 
     @contextmanager
     def _session(self) -> Iterator[_Session]:
