@@ -130,6 +130,7 @@ class Reader:
 class _SaverReader(Reader):
     """warpgraph's layouts: the saver's `get_tuple` (its decoding, skip deltas, blobs)."""
 
+    layout = "warpgraph"
     saver: Any
 
     def load(self, thread: str, ns: str, checkpoint_id: str) -> Loaded:
@@ -149,7 +150,6 @@ class _SaverReader(Reader):
 
 
 class WarpgraphSqlite(_SaverReader):
-    layout = "warpgraph"
     checkpoints, writes_table, blobs_table = "wg_checkpoints", "wg_writes", "wg_blobs"
     row_size = "length(checkpoint) + length(metadata)"
     write_size = "coalesce(length(value), 0)"
@@ -164,7 +164,6 @@ class WarpgraphSqlite(_SaverReader):
 
 
 class WarpgraphPostgres(_SaverReader):
-    layout = "warpgraph"
     mark = "%s"
     checkpoints = "warpgraph_checkpoints"
     writes_table = "warpgraph_checkpoint_writes"
