@@ -32,14 +32,20 @@ from __future__ import annotations
 import itertools
 import operator
 import sqlite3
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
-from checkpoint._data import checkpoint_dict, stored_bytes
 from langgraph.checkpoint.sqlite import SqliteSaver as RefSaver
 from warpgraph.checkpoint._sql import PutOp, WritesOp
 from warpgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from warpgraph.checkpoint.sqlite import SqliteSaver
+
+# the checkpoint inputs shared with the savers' tests (tests/checkpoint/_data.py): pytest
+# has tests/ on the path (conftest.py), the A/B scripts importing this module need it too
+sys.path.append(str(Path(__file__).resolve().parents[1] / "tests"))
+from checkpoint._data import checkpoint_dict, stored_bytes
 
 SIDES = ["warpgraph", "langgraph", "floor"]
 OPS_PER_ROUND = 50  # see the module doc (Timing)
