@@ -38,7 +38,7 @@ from typing import Any
 
 import pytest
 from bench_sqlite_saver import Floor, _connect
-from typing_extensions import TypedDict
+from graphs import TEN_KEYS_INPUT, TenKeys
 from warpgraph.checkpoint._sql import PutOp
 from warpgraph.checkpoint.sqlite import SqliteSaver
 
@@ -52,30 +52,16 @@ def _timed(benchmark: Any, fn: Any, runs: int = RUNS_PER_ROUND) -> Any:
     return benchmark.pedantic(fn, rounds=ROUNDS, iterations=runs, warmup_rounds=1)
 
 
-class State(TypedDict):
-    n0: int
-    n1: int
-    n2: int
-    n3: int
-    n4: int
-    s0: str
-    s1: str
-    s2: str
-    s3: str
-    s4: str
-
-
 def build(lib: str) -> Any:
     graph_mod = importlib.import_module(f"{lib}.graph")
-    g = graph_mod.StateGraph(State)
+    g = graph_mod.StateGraph(TenKeys)
     g.add_node("step", lambda s: {"n0": s["n0"] + 1})
     g.add_edge(graph_mod.START, "step")
     g.add_conditional_edges("step", lambda s: "step" if s["n0"] < STEPS else graph_mod.END)
     return g
 
 
-INPUT: dict[str, Any] = {f"n{k}": 0 for k in range(5)}
-INPUT.update({f"s{k}": f"value-{k:06d}-abcdefghij" for k in range(5)})
+INPUT = TEN_KEYS_INPUT
 EXPECTED = {**INPUT, "n0": STEPS}
 
 

@@ -35,7 +35,8 @@ from typing import Any
 import pytest
 
 psycopg = pytest.importorskip("psycopg")
-from bench_sqlite_saver import _cfg
+from bench_sqlite_saver import _cfg, _state
+from checkpoint._data import checkpoint_dict
 from checkpoint.pg_server import INSTALL_HINT, PgServer, create_database, find_bindir
 from langgraph.checkpoint.postgres import PostgresSaver as RefSaver
 from warpgraph.checkpoint.base import uuid6
@@ -60,6 +61,18 @@ def _run_each(benchmark: Any, inputs: list, fn: Any) -> int:
         warmup_rounds=WRITE_WARMUP,
     )
     return len(inputs) - operator.length_hint(todo)
+
+
+def _run_puts(
+    benchmark: Any, env: dict, side: str, thread: str, values: dict, inputs: list, fn: Any
+) -> None:
+    """`_run_each` over a chain of puts (`_chain`'s inputs), then (a saver's side) check
+    that the thread's latest checkpoint is the last one put, holding `values`."""
+    used = _run_each(benchmark, inputs, fn)
+    if side != "floor":
+        tup = env[side].get_tuple(_cfg(thread))
+        assert tup.checkpoint["channel_values"] == values
+        assert tup.checkpoint["id"] == inputs[used - 1][1]["id"]
 
 
 def _chain(
@@ -89,24 +102,15 @@ FLOOR_SCHEMA = [
 ]
 
 
-def _state(i: int) -> dict[str, Any]:
-    values: dict[str, Any] = {f"n{k}": i + k for k in range(5)}
-    values.update({f"s{k}": f"value-{i:06d}-{k}-abcdefgh" for k in range(5)})
-    return values
-
-
 def _checkpoint(values: dict[str, Any], version: int, all_changed: bool) -> dict[str, Any]:
     """Versions: every channel at `version`, or only n0 (the rest stay at 1)."""
     versions = {k: version if all_changed or k == "n0" else 1 for k in values}
-    return {
-        "v": 4,
-        "id": str(uuid6()),
-        "ts": "2026-01-01T00:00:00+00:00",
-        "channel_values": values,
-        "channel_versions": versions,
-        "versions_seen": {"node": {k: max(v - 1, 1) for k, v in versions.items()}},
-        "updated_channels": sorted(values) if all_changed else ["n0"],
-    }
+    return checkpoint_dict(
+        values,
+        versions,
+        versions_seen={"node": {k: max(v - 1, 1) for k, v in versions.items()}},
+        updated_channels=sorted(values) if all_changed else ["n0"],
+    )
 
 
 def _values(n: int, width: int, first: int = 1) -> str:
@@ -268,11 +272,7 @@ def test_put(benchmark, env, side: str, changed: str) -> None:
         else:
             env[side].put(_cfg(thread, parent), cp, meta, new)
 
-    used = _run_each(benchmark, inputs, one)
-    if side != "floor":
-        tup = env[side].get_tuple(_cfg(thread))
-        assert tup.checkpoint["channel_values"] == values
-        assert tup.checkpoint["id"] == inputs[used - 1][1]["id"]
+    _run_puts(benchmark, env, side, thread, values, inputs, one)
 
 
 @pytest.mark.parametrize("side", SIDES)
@@ -379,11 +379,7 @@ def test_step(benchmark, env, side: str) -> None:
                 env[side].put_writes(_cfg(thread, parent), writes, task)
             env[side].put(_cfg(thread, parent), cp, meta, new)
 
-    used = _run_each(benchmark, inputs, one)
-    if side != "floor":
-        tup = env[side].get_tuple(_cfg(thread))
-        assert tup.checkpoint["channel_values"] == values
-        assert tup.checkpoint["id"] == inputs[used - 1][1]["id"]
+    _run_puts(benchmark, env, side, thread, values, inputs, one)
 
 
 def _stored_bytes(conn: Any, tables: list[str], thread: str) -> int:

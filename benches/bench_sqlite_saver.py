@@ -32,14 +32,20 @@ from __future__ import annotations
 import itertools
 import operator
 import sqlite3
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
 from langgraph.checkpoint.sqlite import SqliteSaver as RefSaver
 from warpgraph.checkpoint._sql import PutOp, WritesOp
-from warpgraph.checkpoint.base import uuid6
 from warpgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from warpgraph.checkpoint.sqlite import SqliteSaver
+
+# the checkpoint inputs shared with the savers' tests (tests/checkpoint/_data.py): pytest
+# has tests/ on the path (conftest.py), the A/B scripts importing this module need it too
+sys.path.append(str(Path(__file__).resolve().parents[1] / "tests"))
+from checkpoint._data import checkpoint_dict, stored_bytes
 
 SIDES = ["warpgraph", "langgraph", "floor"]
 OPS_PER_ROUND = 50  # see the module doc (Timing)
@@ -87,15 +93,12 @@ def _version(n: int) -> str:
 def _checkpoint(values: dict[str, Any], n: int, all_changed: bool, base: int = 1) -> dict[str, Any]:
     """Versions: every channel at n, or only n0 at n and the rest at `base`."""
     versions = {k: _version(n if all_changed or k == "n0" else base) for k in values}
-    return {
-        "v": 4,
-        "id": str(uuid6()),
-        "ts": "2026-01-01T00:00:00+00:00",
-        "channel_values": values,
-        "channel_versions": versions,
-        "versions_seen": {"node": {k: v for k, v in versions.items()}},
-        "updated_channels": sorted(values) if all_changed else ["n0"],
-    }
+    return checkpoint_dict(
+        values,
+        versions,
+        versions_seen={"node": dict(versions)},
+        updated_channels=sorted(values) if all_changed else ["n0"],
+    )
 
 
 def _cfg(thread: str, checkpoint_id: str | None = None) -> dict:
@@ -410,14 +413,6 @@ def _big_messages() -> list[dict]:
     return [{"role": "user", "content": f"message {i} " + "lorem ipsum " * 12} for i in range(1000)]
 
 
-def _bytes(conn: sqlite3.Connection, tables: dict[str, list[str]]) -> int:
-    total = 0
-    for table, cols in tables.items():
-        expr = " + ".join(f"coalesce(length({c}), 0)" for c in cols)
-        total += conn.execute(f"SELECT coalesce(sum({expr}), 0) FROM {table}").fetchone()[0]
-    return total
-
-
 TABLES = {
     "warpgraph": {"wg_checkpoints": ["checkpoint", "metadata"], "wg_blobs": ["blob"]},
     "langgraph": {"checkpoints": ["checkpoint", "metadata"]},
@@ -436,18 +431,15 @@ def test_bytes_per_checkpoint(benchmark, tmp_path, side) -> None:
     for step in range(20):
         versions = {"messages": _version(1), "counter": _version(step + 2)}
         new = versions if step == 0 else {"counter": versions["counter"]}
-        cp = {
-            "v": 4,
-            "id": str(uuid6()),
-            "ts": "2026-01-01T00:00:00+00:00",
-            "channel_values": {"messages": messages, "counter": step},
-            "channel_versions": versions,
-            "versions_seen": {"node": {"counter": versions["counter"]}},
-            "updated_channels": ["counter"],
-        }
-        before = _bytes(s.conn, TABLES[side])
+        cp = checkpoint_dict(
+            {"messages": messages, "counter": step},
+            versions,
+            versions_seen={"node": {"counter": versions["counter"]}},
+            updated_channels=["counter"],
+        )
+        before = stored_bytes(s.conn, TABLES[side])
         config = s.saver.put(config, cp, {"source": "loop", "step": step, "parents": {}}, new)
-        sizes.append(_bytes(s.conn, TABLES[side]) - before)
+        sizes.append(stored_bytes(s.conn, TABLES[side]) - before)
     per = sum(sizes[1:]) / len(sizes[1:])
     benchmark.group = "sqlite-bytes-per-checkpoint"
     benchmark.extra_info.update(side=side, bytes_first=sizes[0], bytes_per_checkpoint=per)

@@ -30,7 +30,7 @@ from typing import Any
 import pytest
 from _ab import case_side, same_answers, side_cache, speedup
 from bench_sqlite_saver import _connect
-from typing_extensions import TypedDict
+from graphs import TEN_KEYS_INPUT, TenKeys
 
 LIBS = ("langgraph", "warpgraph")
 SAVERS = ("memory", "sqlite")
@@ -40,23 +40,12 @@ RESUME_STEPS = 100
 CRASH_AT = 98
 
 
-class State(TypedDict):
-    n0: int
-    n1: int
-    n2: int
-    n3: int
-    n4: int
-    s0: str
-    s1: str
-    s2: str
-    s3: str
-    s4: str
+class State(TenKeys):
     limit: int
     fail_at: int
 
 
-INPUT: dict[str, Any] = {f"n{k}": 0 for k in range(5)}
-INPUT.update({f"s{k}": f"value-{k:06d}-abcdefghij" for k in range(5)})
+INPUT = TEN_KEYS_INPUT
 
 
 class Crash(RuntimeError):

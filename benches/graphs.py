@@ -4,8 +4,33 @@ Each case returns (graph, input, expected_output, units, unit_name); `units` is 
 super-steps or tasks the per-unit cost is reported over.
 """
 
+from typing import Any
+
+from typing_extensions import TypedDict
+
 # the graphs of `warpgraph bench`'s workloads (defined once there)
 from warpgraph._cli.bench.workloads import S3, chain_graph, fanout_graph, loop_graph, wide_graph
+
+
+class TenKeys(TypedDict):
+    """The state of the savers' graph benches: 5 ints and 5 ~20-character strings."""
+
+    n0: int
+    n1: int
+    n2: int
+    n3: int
+    n4: int
+    s0: str
+    s1: str
+    s2: str
+    s3: str
+    s4: str
+
+
+TEN_KEYS_INPUT: dict[str, Any] = {
+    **{f"n{k}": 0 for k in range(5)},
+    **{f"s{k}": f"value-{k:06d}-abcdefghij" for k in range(5)},
+}
 
 
 def chain(lib, saver, n: int = 100):

@@ -16,7 +16,6 @@ import pytest
 
 psycopg = pytest.importorskip("psycopg")
 from langgraph.checkpoint.memory import InMemorySaver as RefSaver
-from warpgraph.checkpoint.base import uuid6
 from warpgraph.checkpoint.postgres import CheckpointConflictError, PostgresSaver, PutOp, WritesOp
 from warpgraph.checkpoint.postgres._schema import (
     BLOBS,
@@ -27,18 +26,7 @@ from warpgraph.checkpoint.postgres._schema import (
 )
 from warpgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 
-
-def _checkpoint(values: dict[str, Any], versions: dict[str, Any], **extra: Any) -> dict:
-    return {
-        "v": 4,
-        "id": str(uuid6()),
-        "ts": "2026-01-01T00:00:00+00:00",
-        "channel_values": values,
-        "channel_versions": versions,
-        "versions_seen": extra.pop("versions_seen", {}),
-        "updated_channels": extra.pop("updated_channels", None),
-        **extra,
-    }
+from tests.checkpoint._data import checkpoint_dict as _checkpoint
 
 
 def _cfg(thread: str, ns: str = "", checkpoint_id: str | None = None) -> dict:

@@ -18,6 +18,7 @@ from warpgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from warpgraph.checkpoint.sqlite import SqliteSaver
 
 from tests._subproc import child_env
+from tests.checkpoint._data import stored_bytes
 
 PY = sys.executable
 
@@ -146,14 +147,6 @@ def test_migration_to_clustered_tables_keeps_every_row(tmp_path, monkeypatch) ->
 # --- storage layout and size ----------------------------------------------------------------
 
 
-def _stored_bytes(conn: sqlite3.Connection, table_cols: dict[str, list[str]]) -> int:
-    total = 0
-    for table, cols in table_cols.items():
-        expr = " + ".join(f"coalesce(length({c}), 0)" for c in cols)
-        total += conn.execute(f"SELECT coalesce(sum({expr}), 0) FROM {table}").fetchone()[0]
-    return total
-
-
 OURS = {"wg_checkpoints": ["checkpoint", "metadata"], "wg_blobs": ["blob"]}
 THEIRS = {"checkpoints": ["checkpoint", "metadata"]}
 
@@ -174,12 +167,12 @@ def test_one_small_channel_change_stores_only_that_value(saver) -> None:
         new = versions if step == 0 else {"counter": step + 1}
         cp = _cp({"messages": messages, "counter": step}, versions, {"node": {"counter": step}})
         md = {"source": "loop", "step": step, "parents": {}}
-        before = _stored_bytes(saver.conn, OURS)
+        before = stored_bytes(saver.conn, OURS)
         config = saver.put(config, cp, md, new)
-        ours_sizes.append(_stored_bytes(saver.conn, OURS) - before)
-        before = _stored_bytes(ref.conn, THEIRS)
+        ours_sizes.append(stored_bytes(saver.conn, OURS) - before)
+        before = stored_bytes(ref.conn, THEIRS)
         ref_config = ref.put(ref_config, cp, md, new)
-        ref_sizes.append(_stored_bytes(ref.conn, THEIRS) - before)
+        ref_sizes.append(stored_bytes(ref.conn, THEIRS) - before)
     # first checkpoint holds the state once; then only the changed int (+ a small record)
     assert ours_sizes[0] >= state_bytes
     assert max(ours_sizes[1:]) <= 1024

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+import threading
 import time
 
 import pytest
@@ -280,3 +281,70 @@ def test_sql_sessions_roll_back_on_an_exception(tmp_path, pg_fresh_dsn) -> None:
                 with store._session() as session:
                     session.run(EXEC, insert.format(p=p), ("ns", "kept", value))
                 assert [i.key for i in store.search(("ns",))] == ["kept"]
+
+
+# --- construction ---------------------------------------------------------------------------
+
+
+def _parameters(cls: type) -> list[tuple]:
+    import inspect
+
+    params = inspect.signature(cls.__init__).parameters.values()
+    return [(p.name, p.kind, p.default) for p in params]
+
+
+@pytest.mark.parametrize(
+    ("module", "name"),
+    [
+        ("store.sqlite", "SqliteStore"),
+        ("store.sqlite.aio", "AsyncSqliteStore"),
+        ("store.postgres", "PostgresStore"),
+        ("store.postgres.aio", "AsyncPostgresStore"),
+    ],
+)
+def test_sql_store_constructors_take_langgraphs_parameters(module: str, name: str) -> None:
+    import importlib
+
+    ref = getattr(pytest.importorskip(f"langgraph.{module}"), name)
+    ours = getattr(importlib.import_module(f"warpgraph.{module}"), name)
+    assert _parameters(ours) == _parameters(ref)
+
+
+def test_sql_stores_get_their_lock_and_sweeper_from_their_kind(tmp_path) -> None:
+    """One constructor per backend; the sync / async mixin adds the lock, loop and
+    sweeper of its kind, and every SQL store supports TTLs."""
+    from warpgraph.store._sweeper import ThreadSweeper
+    from warpgraph.store.sqlite.aio import AsyncSqliteStore
+
+    conn = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
+    store = SqliteStore(conn, ttl={"default_ttl": 1.0})
+    assert store.conn is conn and store.ttl_config == {"default_ttl": 1.0}
+    assert type(store.lock) is type(threading.Lock())
+    assert isinstance(store._sweeper, ThreadSweeper) and store.supports_ttl
+
+    async def run() -> tuple:
+        store = AsyncSqliteStore(conn)
+        return store.lock, store.loop is asyncio.get_running_loop(), store.supports_ttl
+
+    lock, same_loop, ttl = asyncio.run(run())
+    assert isinstance(lock, asyncio.Lock) and same_loop and ttl
+
+
+def test_a_pipe_with_a_pool_is_refused_by_the_async_postgres_store_only() -> None:
+    """As in LangGraph: its AsyncPostgresStore refuses a pipeline with a pool, its
+    PostgresStore does not check."""
+    from warpgraph.store.postgres import AsyncPostgresStore, PostgresStore
+
+    class Pool:
+        def getconn(self) -> None: ...
+
+    pipe = object()
+    assert PostgresStore(Pool(), pipe=pipe).pipe is pipe
+
+    async def run() -> None:
+        with pytest.raises(ValueError, match="single AsyncConnection, not AsyncConnectionPool"):
+            AsyncPostgresStore(Pool(), pipe=pipe)
+        assert AsyncPostgresStore(Pool()).pipe is None
+        assert AsyncPostgresStore(object(), pipe=pipe).pipe is pipe
+
+    asyncio.run(run())

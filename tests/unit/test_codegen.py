@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
+import inspect
 
 import pytest
-from warpgraph._internal._codegen import define, slot_builder, writes_function
+from warpgraph._internal._codegen import define, define_like, slot_builder, writes_function
 
 
 def test_define_compiles_in_its_namespace() -> None:
@@ -19,6 +21,38 @@ def test_define_refuses_non_identifiers(bad: str) -> None:
         define("f", (bad,), ["return 1"], {})
     with pytest.raises(ValueError, match="not an identifier"):
         define(bad, (), ["return 1"], {})
+
+
+class _Target:
+    def op(self, a, b=2, /, c=3, *, d, e=None):
+        return (a, b, c, d, e)
+
+
+def test_define_like_keeps_the_signature_and_forwards_each_kind() -> None:
+    seen = []
+
+    def body(positional: list[str], forwarded: list[str]) -> list[str]:
+        seen.append((positional, forwarded))
+        return [f"return self.op({', '.join(forwarded)})"]
+
+    fn = define_like("def", "same", _Target.op, body, {})
+    assert inspect.signature(fn) == inspect.signature(_Target.op)
+    assert seen == [(["a", "b", "c", "d", "e"], ["a", "b", "c", "d=d", "e=e"])]
+    assert fn(_Target(), 1, d=4) == (1, 2, 3, 4, None)
+    assert fn(_Target(), 1, 5, c=6, d=7, e=8) == (1, 5, 6, 7, 8)
+
+    afn = define_like("async def", "asame", _Target.op, lambda _, f: ["return 0"], {})
+    assert inspect.iscoroutinefunction(afn) and asyncio.run(afn(None, 1, d=0)) == 0
+    assert inspect.signature(afn) == inspect.signature(_Target.op)
+
+
+def test_define_like_refuses_what_it_cannot_forward() -> None:
+    def star(self, *args, **kwargs): ...
+
+    with pytest.raises(ValueError, match="not forwarded"):
+        define_like("def", "f", star, lambda p, f: ["return 1"], {})
+    with pytest.raises(ValueError, match="not a function keyword"):
+        define_like("class", "f", _Target.op, lambda p, f: ["pass"], {})
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -1,6 +1,6 @@
-"""The one place warpgraph runs generated code: `define` compiles a function from lines
-of source built only of identifiers the caller chose (parameter and namespace names,
-never a value: every value reaches the function through its namespace `ns`).
+"""The one place warpgraph runs generated code: `define` / `define_like` compile a function
+from lines of source built only of identifiers the caller chose (parameter and namespace
+names, never a value: every value reaches the function through its namespace `ns`).
 
 Why generate at all: two per-step constructs are half as costly as plain functions
 that loop over their inputs, and nothing else in the engine is generated:
@@ -11,15 +11,20 @@ that loop over their inputs, and nothing else in the engine is generated:
 * `writes_function` (graph-made writers, `pregel/_write.py`): a writer's entries unrolled
   into straight-line code (no per-entry dispatch): ~230 ns against ~450 ns per call for a
   node's writer when interpreted.
+
+`define_like` makes methods with another function's exact signature that forward to it
+(no *args/**kwargs: the store's and the SQL savers' sync/async method twins,
+`store.base._define` and `checkpoint._sql.api.twin`).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import inspect
 from collections.abc import Callable, Sequence
 from typing import Any
 
-__all__ = ("define", "slot_builder", "writes_function")
+__all__ = ("define", "define_like", "slot_builder", "writes_function")
 
 
 def define(name: str, params: Sequence[str], body: Sequence[str], ns: dict[str, Any]) -> Any:
@@ -27,7 +32,52 @@ def define(name: str, params: Sequence[str], body: Sequence[str], ns: dict[str, 
     for ident in (name, *params):
         if not ident.isidentifier():
             raise ValueError(f"not an identifier: {ident!r}")
-    text = f"def {name}({', '.join(params)}):\n" + "".join(f"    {line}\n" for line in body)
+    return _compile("def", name, ", ".join(params), body, ns)
+
+
+def define_like(
+    keyword: str,
+    name: str,
+    like: Callable,
+    body: Callable[[list[str], list[str]], Sequence[str]],
+    ns: dict[str, Any],
+) -> Any:
+    """Compile `<keyword> name(<like's parameters>): body` (keyword "def" or "async def"):
+    the same parameters, kinds and defaults (each default bound in `ns` as `_d<i>`).
+    `body(positional, forwarded)` gives the lines, from the parameters after the first
+    (self) as a call passes them on: all positionally, or as `like` takes them
+    (keyword-only ones by keyword)."""
+    if keyword not in ("def", "async def"):
+        raise ValueError(f"not a function keyword: {keyword!r}")
+    params: list[str] = []
+    positional: list[str] = []
+    forwarded: list[str] = []
+    slash_pending = False
+    for i, p in enumerate(inspect.signature(like).parameters.values()):
+        if p.kind is p.VAR_POSITIONAL or p.kind is p.VAR_KEYWORD:
+            raise ValueError(f"{like.__qualname__}: *args / **kwargs are not forwarded")
+        if p.kind is p.POSITIONAL_ONLY:
+            slash_pending = True
+        elif slash_pending:
+            params.append("/")
+            slash_pending = False
+        if p.kind is p.KEYWORD_ONLY and "*" not in params:
+            params.append("*")
+        text = p.name
+        if p.default is not p.empty:
+            ns[f"_d{i}"] = p.default
+            text += f"=_d{i}"
+        params.append(text)
+        if i:  # not self
+            positional.append(p.name)
+            forwarded.append(f"{p.name}={p.name}" if p.kind is p.KEYWORD_ONLY else p.name)
+    if slash_pending:
+        params.append("/")
+    return _compile(keyword, name, ", ".join(params), body(positional, forwarded), ns)
+
+
+def _compile(keyword: str, name: str, params: str, body: Sequence[str], ns: dict[str, Any]) -> Any:
+    text = f"{keyword} {name}({params}):\n" + "".join(f"    {line}\n" for line in body)
     exec(text, ns)  # noqa: S102 - identifiers only (see the module doc)
     return ns[name]
 

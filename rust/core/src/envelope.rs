@@ -119,54 +119,23 @@ pub fn write_str(buf: &mut Vec<u8>, s: &str) -> Result<(), EncodeError> {
     write_str_bytes(buf, s.as_bytes())
 }
 
-/// Writes `s` (already valid UTF-8) as a msgpack str.
-pub fn write_str_bytes(buf: &mut Vec<u8>, s: &[u8]) -> Result<(), EncodeError> {
-    let n = s.len();
-    // one capacity check for header and payload
-    buf.reserve(n + 5);
-    if n < 32 {
-        buf.push(0xa0 | n as u8);
-    } else if n <= 0xff {
-        buf.extend_from_slice(&[0xd9, n as u8]);
-    } else if n <= 0xffff {
-        buf.push(0xda);
-        buf.extend_from_slice(&(n as u16).to_be_bytes());
-    } else if n <= 0xffff_ffff {
-        buf.push(0xdb);
-        buf.extend_from_slice(&(n as u32).to_be_bytes());
-    } else {
-        return Err(too_long("str", n));
-    }
-    buf.extend_from_slice(s);
-    Ok(())
-}
-
-pub fn write_bin(buf: &mut Vec<u8>, b: &[u8]) -> Result<(), EncodeError> {
-    let n = b.len();
-    if n <= 0xff {
-        buf.extend_from_slice(&[0xc4, n as u8]);
-    } else if n <= 0xffff {
-        buf.push(0xc5);
-        buf.extend_from_slice(&(n as u16).to_be_bytes());
-    } else if n <= 0xffff_ffff {
-        buf.push(0xc6);
-        buf.extend_from_slice(&(n as u32).to_be_bytes());
-    } else {
-        return Err(too_long("bytes", n));
-    }
-    buf.extend_from_slice(b);
-    Ok(())
-}
-
-fn write_container_header(
+/// A msgpack length header: the fix form `fix | n` for `n < fix_below` (0: the type has
+/// none), then the 8-bit form (`has8`: its marker is `m16 - 1`), the 16-bit form `m16`
+/// and the 32-bit form `m16 + 1`, the smallest that holds `n` (str, bin, array and map
+/// headers are all this ladder).
+#[inline(always)]
+fn write_len_header(
     buf: &mut Vec<u8>,
     n: usize,
-    fix: u8,
+    (fix, fix_below): (u8, usize),
+    has8: bool,
     m16: u8,
     what: &str,
 ) -> Result<(), EncodeError> {
-    if n < 16 {
+    if n < fix_below {
         buf.push(fix | n as u8);
+    } else if has8 && n <= 0xff {
+        buf.extend_from_slice(&[m16 - 1, n as u8]);
     } else if n <= 0xffff {
         buf.push(m16);
         buf.extend_from_slice(&(n as u16).to_be_bytes());
@@ -179,12 +148,27 @@ fn write_container_header(
     Ok(())
 }
 
+/// Writes `s` (already valid UTF-8) as a msgpack str.
+pub fn write_str_bytes(buf: &mut Vec<u8>, s: &[u8]) -> Result<(), EncodeError> {
+    // one capacity check for header and payload
+    buf.reserve(s.len() + 5);
+    write_len_header(buf, s.len(), (0xa0, 32), true, 0xda, "str")?;
+    buf.extend_from_slice(s);
+    Ok(())
+}
+
+pub fn write_bin(buf: &mut Vec<u8>, b: &[u8]) -> Result<(), EncodeError> {
+    write_len_header(buf, b.len(), (0, 0), true, 0xc5, "bytes")?;
+    buf.extend_from_slice(b);
+    Ok(())
+}
+
 pub fn write_array_header(buf: &mut Vec<u8>, n: usize) -> Result<(), EncodeError> {
-    write_container_header(buf, n, 0x90, 0xdc, "array")
+    write_len_header(buf, n, (0x90, 16), false, 0xdc, "array")
 }
 
 pub fn write_map_header(buf: &mut Vec<u8>, n: usize) -> Result<(), EncodeError> {
-    write_container_header(buf, n, 0x80, 0xde, "map")
+    write_len_header(buf, n, (0x80, 16), false, 0xde, "map")
 }
 
 /// The error ormsgpack raises past [`MAX_ENCODE_DEPTH`].
@@ -296,16 +280,15 @@ impl<'a> Reader<'a> {
         Ok(out)
     }
 
-    fn len8(&mut self) -> Result<usize, DecodeError> {
-        Ok(usize::from(self.take_array::<1>()?[0]))
-    }
-
-    fn len16(&mut self) -> Result<usize, DecodeError> {
-        Ok(usize::from(u16::from_be_bytes(self.take_array()?)))
-    }
-
-    fn len32(&mut self) -> Result<usize, DecodeError> {
-        Ok(u32::from_be_bytes(self.take_array()?) as usize)
+    /// The length after an 8-, 16- or 32-bit form's marker: `form` 0, 1 or 2 (each type's
+    /// three markers are consecutive, so it is the marker minus the 8-bit one's).
+    #[inline(always)]
+    fn len_of(&mut self, form: u8) -> Result<usize, DecodeError> {
+        Ok(match form {
+            0 => usize::from(self.take_array::<1>()?[0]),
+            1 => usize::from(u16::from_be_bytes(self.take_array()?)),
+            _ => u32::from_be_bytes(self.take_array()?) as usize,
+        })
     }
 
     fn str_of(&mut self, n: usize) -> Result<Token<'a>, DecodeError> {
@@ -339,28 +322,12 @@ impl<'a> Reader<'a> {
             }
             0xc2 => Token::Bool(false),
             0xc3 => Token::Bool(true),
-            0xc4 => {
-                let n = self.len8()?;
+            0xc4..=0xc6 => {
+                let n = self.len_of(marker - 0xc4)?;
                 Token::Bin(self.take(n)?)
             }
-            0xc5 => {
-                let n = self.len16()?;
-                Token::Bin(self.take(n)?)
-            }
-            0xc6 => {
-                let n = self.len32()?;
-                Token::Bin(self.take(n)?)
-            }
-            0xc7 => {
-                let n = self.len8()?;
-                return self.ext_of(n);
-            }
-            0xc8 => {
-                let n = self.len16()?;
-                return self.ext_of(n);
-            }
-            0xc9 => {
-                let n = self.len32()?;
+            0xc7..=0xc9 => {
+                let n = self.len_of(marker - 0xc7)?;
                 return self.ext_of(n);
             }
             0xca => Token::Float(f64::from(f32::from_be_bytes(self.take_array()?))),
@@ -384,22 +351,13 @@ impl<'a> Reader<'a> {
             0xd6 => return self.ext_of(4),
             0xd7 => return self.ext_of(8),
             0xd8 => return self.ext_of(16),
-            0xd9 => {
-                let n = self.len8()?;
+            0xd9..=0xdb => {
+                let n = self.len_of(marker - 0xd9)?;
                 return self.str_of(n);
             }
-            0xda => {
-                let n = self.len16()?;
-                return self.str_of(n);
-            }
-            0xdb => {
-                let n = self.len32()?;
-                return self.str_of(n);
-            }
-            0xdc => Token::Array(self.len16()?),
-            0xdd => Token::Array(self.len32()?),
-            0xde => Token::Map(self.len16()?),
-            0xdf => Token::Map(self.len32()?),
+            // arrays and maps have no 8-bit form: 16 and 32 bits are forms 1 and 2
+            0xdc | 0xdd => Token::Array(self.len_of(marker - 0xdb)?),
+            0xde | 0xdf => Token::Map(self.len_of(marker - 0xdd)?),
             0xe0..=0xff => Token::Int(i64::from(marker as i8)),
         })
     }
@@ -517,6 +475,50 @@ mod tests {
             "810102"
         );
         assert_eq!(enc(Value::Map(vec![(Value::Nil, Value::Int(1))])), "81c001");
+    }
+
+    /// Every length form at its boundaries: the header bytes (msgpack's ladder, as
+    /// ormsgpack writes it) and the decoder reading each form back.
+    #[test]
+    fn length_headers_at_every_boundary() {
+        let str_of = |n: usize| Value::Str("a".repeat(n));
+        let bin_of = |n: usize| Value::Bin(vec![7; n]);
+        let arr_of = |n: usize| Value::Array(vec![Value::Nil; n]);
+        let map_of =
+            |n: usize| Value::Map((0..n as i64).map(|i| (Value::Int(i), Value::Nil)).collect());
+        type Case = (fn(usize) -> Value, usize, &'static str);
+        let cases: [Case; 19] = [
+            (str_of, 31, "bf"),
+            (str_of, 32, "d920"),
+            (str_of, 255, "d9ff"),
+            (str_of, 256, "da0100"),
+            (str_of, 65535, "daffff"),
+            (str_of, 65536, "db00010000"),
+            (bin_of, 0, "c400"),
+            (bin_of, 255, "c4ff"),
+            (bin_of, 256, "c50100"),
+            (bin_of, 65535, "c5ffff"),
+            (bin_of, 65536, "c600010000"),
+            (arr_of, 15, "9f"),
+            (arr_of, 16, "dc0010"),
+            (arr_of, 65535, "dcffff"),
+            (arr_of, 65536, "dd00010000"),
+            (map_of, 15, "8f"),
+            (map_of, 16, "de0010"),
+            (map_of, 65535, "deffff"),
+            (map_of, 65536, "df00010000"),
+        ];
+        for (make, n, head) in cases {
+            let v = make(n);
+            let bytes = encode(&v).unwrap();
+            assert_eq!(hex(&bytes[..head.len() / 2]), head, "{n}");
+            assert_eq!(decode(&bytes).unwrap(), v, "{n}");
+        }
+        // ext payloads (decoded, never written): 8-, 16- and 32-bit lengths
+        let mut r = Reader::new(b"\xc7\x01\x05x\xc8\x00\x01\x05y\xc9\x00\x00\x00\x01\x05z");
+        for want in [b"x", b"y", b"z"] {
+            assert!(matches!(r.next_token().unwrap(), Token::Ext(5, got) if got == want));
+        }
     }
 
     #[test]

@@ -130,6 +130,7 @@ class Reader:
 class _SaverReader(Reader):
     """warpgraph's layouts: the saver's `get_tuple` (its decoding, skip deltas, blobs)."""
 
+    layout = "warpgraph"
     saver: Any
 
     def load(self, thread: str, ns: str, checkpoint_id: str) -> Loaded:
@@ -149,7 +150,6 @@ class _SaverReader(Reader):
 
 
 class WarpgraphSqlite(_SaverReader):
-    layout = "warpgraph"
     checkpoints, writes_table, blobs_table = "wg_checkpoints", "wg_writes", "wg_blobs"
     row_size = "length(checkpoint) + length(metadata)"
     write_size = "coalesce(length(value), 0)"
@@ -164,7 +164,6 @@ class WarpgraphSqlite(_SaverReader):
 
 
 class WarpgraphPostgres(_SaverReader):
-    layout = "warpgraph"
     mark = "%s"
     checkpoints = "warpgraph_checkpoints"
     writes_table = "warpgraph_checkpoint_writes"
@@ -196,58 +195,75 @@ def _json(value: Any) -> dict[str, Any]:
     return json.loads(value) if isinstance(value, str) else dict(value)
 
 
-class LangGraphSqlite(Reader):
+class _LangGraphReader(Reader):
+    """LangGraph's layouts: the rows decoded here with warpgraph's serializer."""
+
     layout = "langgraph"
-    checkpoints, writes_table = "checkpoints", "writes"
-    row_size = "length(checkpoint) + coalesce(length(metadata), 0)"
-    write_size = "coalesce(length(value), 0)"
+    write_value = ""
+    """The column of a write's serialized value."""
 
     def __init__(self, conn: Any) -> None:
         super().__init__(conn)
         self.serde = _serde()
 
-    def load(self, thread: str, ns: str, checkpoint_id: str) -> Loaded:
+    def _checkpoint_row(self, thread: str, ns: str, checkpoint_id: str, columns: str) -> tuple:
+        """(parent id, *columns) of the checkpoint; LookupError if there is none."""
         rows = self.query(
-            "SELECT parent_checkpoint_id, type, checkpoint, metadata FROM checkpoints "
+            f"SELECT parent_checkpoint_id, {columns} FROM {self.checkpoints} "
             "WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
             (thread, ns, checkpoint_id),
         )
         if not rows:
             raise LookupError(f"no checkpoint {checkpoint_id}")
-        parent, typ, blob, meta = rows[0]
-        checkpoint = self.serde.loads_typed((typ, blob))
-        writes = [
-            (task, channel, self.serde.loads_typed((t, v)))
+        return rows[0]
+
+    def _payload(self, data: Any) -> Any:
+        """A stored value's bytes as the serializer takes them."""
+        return data
+
+    def _writes(self, thread: str, ns: str, checkpoint_id: str) -> list[tuple[str, str, Any]]:
+        """The checkpoint's pending writes, decoded, in (task, idx) order."""
+        return [
+            (task, channel, self.serde.loads_typed((t, self._payload(v))))
             for task, channel, t, v in self.query(
-                "SELECT task_id, channel, type, value FROM writes WHERE thread_id = ? AND "
-                "checkpoint_ns = ? AND checkpoint_id = ? ORDER BY task_id, idx",
+                f"SELECT task_id, channel, type, {self.write_value} FROM {self.writes_table} "
+                "WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ? "
+                "ORDER BY task_id, idx",
                 (thread, ns, checkpoint_id),
             )
         ]
+
+
+class LangGraphSqlite(_LangGraphReader):
+    checkpoints, writes_table = "checkpoints", "writes"
+    row_size = "length(checkpoint) + coalesce(length(metadata), 0)"
+    write_size = "coalesce(length(value), 0)"
+    write_value = "value"
+
+    def load(self, thread: str, ns: str, checkpoint_id: str) -> Loaded:
+        parent, typ, blob, meta = self._checkpoint_row(
+            thread, ns, checkpoint_id, "type, checkpoint, metadata"
+        )
+        checkpoint = self.serde.loads_typed((typ, blob))
+        writes = self._writes(thread, ns, checkpoint_id)
         return Loaded(checkpoint_id, parent, dict(checkpoint), _json(meta), writes)
 
 
-class LangGraphPostgres(Reader):
-    layout = "langgraph"
+class LangGraphPostgres(_LangGraphReader):
     mark = "%s"
     checkpoints, writes_table, blobs_table = "checkpoints", "checkpoint_writes", "checkpoint_blobs"
     row_size = "pg_column_size(checkpoint) + pg_column_size(metadata)"
     write_size = "coalesce(octet_length(blob), 0)"
     blob_size = "coalesce(octet_length(blob), 0)"
+    write_value = "blob"
 
-    def __init__(self, conn: Any) -> None:
-        super().__init__(conn)
-        self.serde = _serde()
+    def _payload(self, data: Any) -> Any:
+        return bytes(data) if data is not None else b""
 
     def load(self, thread: str, ns: str, checkpoint_id: str) -> Loaded:
-        rows = self.query(
-            "SELECT parent_checkpoint_id, checkpoint, metadata FROM checkpoints "
-            "WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
-            (thread, ns, checkpoint_id),
+        parent, checkpoint, meta = self._checkpoint_row(
+            thread, ns, checkpoint_id, "checkpoint, metadata"
         )
-        if not rows:
-            raise LookupError(f"no checkpoint {checkpoint_id}")
-        parent, checkpoint, meta = rows[0]
         checkpoint = _json(checkpoint)
         values = dict(checkpoint.get("channel_values") or {})
         versions = checkpoint.get("channel_versions") or {}
@@ -264,12 +280,5 @@ class LangGraphPostgres(Reader):
             if found is not None and found[0] != "empty":
                 values[channel] = self.serde.loads_typed((found[0], bytes(found[1])))
         checkpoint["channel_values"] = values
-        writes = [
-            (task, channel, self.serde.loads_typed((t, bytes(v) if v is not None else b"")))
-            for task, channel, t, v in self.query(
-                "SELECT task_id, channel, type, blob FROM checkpoint_writes WHERE thread_id = ? "
-                "AND checkpoint_ns = ? AND checkpoint_id = ? ORDER BY task_id, idx",
-                (thread, ns, checkpoint_id),
-            )
-        ]
+        writes = self._writes(thread, ns, checkpoint_id)
         return Loaded(checkpoint_id, parent, checkpoint, _json(meta), writes)

@@ -12,6 +12,7 @@ import inspect
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+from warpgraph._internal._codegen import define_like
 from warpgraph.checkpoint._sql import NO_EXPECTATION, PutOp, WritesOp
 from warpgraph.checkpoint.base import (
     BaseCheckpointSaver,
@@ -63,7 +64,7 @@ class twin:
             acall = f"await self._a{self.run[1:]}({job})"
             if self.done is not None:
                 call, acall = f"self.{self.done}({call})", f"self.{self.done}({acall})"
-            sync, asyn = f"    return {call}\n", f"    return {acall}\n"
+            sync, asyn = f"return {call}", f"return {acall}"
         setattr(owner, name, _generate(self.build, name, "def", sync))
         afn = _generate(self.build, "a" + name, "async def", asyn)
         if self.pages:
@@ -72,32 +73,21 @@ class twin:
         setattr(owner, "a" + name, afn)
 
 
-_PAGES = """    job = {job}
-    while job is not None:
-        items, job = {run}(job)
-        {each}
-"""
-_YIELD_EACH = "for item in items:\n            yield item"
+_PAGES = """job = {job}
+while job is not None:
+    items, job = {run}(job)
+    {each}"""
+_YIELD_EACH = "for item in items:\n        yield item"
 
 
 def _generate(build: Callable, name: str, keyword: str, body: str) -> Callable:
-    """`keyword name(<build's parameters>): body`, with build's docstring and signature."""
-    namespace: dict[str, Any] = {}
-    params: list[str] = []
-    args: list[str] = []
-    for i, p in enumerate(inspect.signature(build).parameters.values()):
-        if p.kind is p.KEYWORD_ONLY and "*" not in params:
-            params.append("*")
-        text = p.name
-        if p.default is not p.empty:
-            namespace[f"_default{i}"] = p.default
-            text += f"=_default{i}"
-        params.append(text)
-        if i:  # not self
-            args.append(p.name)
-    source = f"{keyword} {name}({', '.join(params)}):\n" + body.format(args=", ".join(args))
-    exec(source, namespace)  # noqa: S102 - fixed templates, names from our own signatures
-    fn = namespace[name]
+    """`keyword name(<build's parameters>): body` (`{args}`: the parameters after self,
+    positionally), with build's docstring and signature (`_codegen.define_like`)."""
+
+    def lines(args: list[str], _: list[str]) -> list[str]:
+        return body.format(args=", ".join(args)).splitlines()
+
+    fn = define_like(keyword, name, build, lines, {})
     functools.update_wrapper(fn, build)  # docstring, annotations and signature (__wrapped__)
     fn.__name__ = name
     fn.__qualname__ = build.__qualname__.rpartition(".")[0] + "." + name

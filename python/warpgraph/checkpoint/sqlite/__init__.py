@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from warpgraph._internal._sqlite import setup_once
 from warpgraph.checkpoint._sql import CheckpointConflictError, PutOp, WritesOp
 from warpgraph.checkpoint._sql.writer import GroupCommitWriter
 from warpgraph.checkpoint.base import SerializerProtocol
@@ -101,9 +102,7 @@ class SqliteSaver(SqliteBase):
 
     def setup(self) -> None:
         """Create or migrate the schema (idempotent; safe across processes) and enable WAL."""
-        with self.lock:
-            if not self.is_setup:
-                self._setup_on(self.conn)
+        setup_once(self)
 
     _writer_setup = setup
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
+from collections.abc import Callable
 from contextlib import AsyncExitStack, ExitStack
 from typing import Any
 
@@ -36,12 +38,20 @@ logger = logging.getLogger("warpgraph.store")
 
 
 class SqlStoreConfig:
-    """Mixin: index / TTL configuration of a SQL store (`supports_ttl` is True)."""
+    """Mixin: connection, value decoding, index and TTL configuration of a SQL store
+    (`supports_ttl` is True)."""
 
     _dialect: Dialect
+    _custom_loads: Callable[[Callable[[Any], Any]], Dialect]
+    """The dialect decoding values with a caller's `deserializer`."""
     supports_ttl = True
 
-    def _configure(self, index: Any, ttl: TTLConfig | None) -> None:
+    def _configure(self, conn: Any, deserializer: Any, index: Any, ttl: TTLConfig | None) -> None:
+        """What every SQL store's constructor sets (the backend's base calls it)."""
+        self.conn = conn
+        self._deserializer = deserializer
+        if deserializer is not None:
+            self._dialect = self._custom_loads(deserializer)
         self.embeddings: Any = None
         self.index_config: Any = None
         if index:
@@ -219,10 +229,13 @@ class TaskSweeper:
 
 
 class SyncSweeping:
-    """Mixin of the sync SQL stores: their TTL sweeper thread (`self._sweeper`, a
-    ThreadSweeper), stopped when the store is collected."""
+    """Mixin of the sync SQL stores: their lock (`self.lock`) and TTL sweeper thread
+    (`self._sweeper`, a ThreadSweeper), stopped when the store is collected."""
 
-    _sweeper: ThreadSweeper
+    def __init__(self) -> None:
+        super().__init__()
+        self.lock = threading.Lock()
+        self._sweeper = ThreadSweeper()
 
     def start_ttl_sweeper(self, sweep_interval_minutes: int | None = None) -> Any:
         """Sweep periodically on a daemon thread (interval: the argument, else the TTL
@@ -241,11 +254,17 @@ class SyncSweeping:
 
 
 class AsyncSweeping:
-    """Mixin of the async SQL stores: their TTL sweeper task (`self._sweeper`, a
-    TaskSweeper) and `async with`, whose exit stops it and the batching task."""
+    """Mixin of the async SQL stores: their asyncio lock (`self.lock`), event loop
+    (`self.loop`), TTL sweeper task (`self._sweeper`, a TaskSweeper) and `async with`,
+    whose exit stops it and the batching task."""
 
-    _sweeper: TaskSweeper
     _task: Any
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lock = asyncio.Lock()
+        self.loop = asyncio.get_running_loop()
+        self._sweeper = TaskSweeper()
 
     async def start_ttl_sweeper(self, sweep_interval_minutes: int | None = None) -> Any:
         """Sweep periodically in a task (interval: the argument, else the TTL config's

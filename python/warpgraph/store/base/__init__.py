@@ -436,46 +436,19 @@ def _search_op_of(
 def _define(name: str, doc: str) -> None:
     """Define BaseStore.<name> and BaseStore.a<name> from `_<name>_op`'s signature: the
     sync method runs the op through `self.batch`, the async one through `self.abatch`."""
-    import inspect
+    from warpgraph._internal._codegen import define_like
 
     builder = getattr(BaseStore, f"_{name}_op")
-    sig = inspect.signature(builder)
-    params: list[str] = []
-    args: list[str] = []
-    env: dict[str, Any] = {}
-    star_done = slash_pending = False
-    for i, p in enumerate(sig.parameters.values()):
-        if p.kind is p.POSITIONAL_ONLY:
-            params.append(p.name)
-            if i:
-                args.append(p.name)
-            slash_pending = True
-            continue
-        if slash_pending:
-            params.append("/")
-            slash_pending = False
-        if p.kind is p.KEYWORD_ONLY and not star_done:
-            params.append("*")
-            star_done = True
-        text = p.name
-        if p.default is not p.empty:
-            env[f"_d{i}"] = p.default
-            text += f"=_d{i}"
-        params.append(text)
-        if i:
-            args.append(f"{p.name}={p.name}" if p.kind is p.KEYWORD_ONLY else p.name)
-    head = ", ".join(params)
-    call = ", ".join(args)
     tail = "" if name in _RETURNS_NONE else "return "
-    source = (
-        f"def {name}({head}):\n"
-        f"    {tail}self.batch([self._{name}_op({call})])[0]\n"
-        f"async def a{name}({head}):\n"
-        f"    {tail}(await self.abatch([self._{name}_op({call})]))[0]\n"
-    )
-    exec(source, env)  # noqa: S102 - fixed template over our own signatures
-    for fn_name in (name, "a" + name):
-        fn = env[fn_name]
+    for fn_name, keyword, run in (
+        (name, "def", "self.batch({})[0]"),
+        ("a" + name, "async def", "(await self.abatch({}))[0]"),
+    ):
+
+        def body(_: list[str], call: list[str], run: str = run) -> list[str]:
+            return [tail + run.format(f"[self._{name}_op({', '.join(call)})]")]
+
+        fn = define_like(keyword, fn_name, builder, body, {})
         fn.__doc__ = doc if fn_name == name else f"Async `{name}`: {doc}"
         fn.__qualname__ = f"BaseStore.{fn_name}"
         fn.__module__ = __name__

@@ -4,13 +4,12 @@ into one batch (`AsyncBatchedBaseStore`)."""
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
 from typing import Any
 
 from warpgraph.store._sql.plan import run_batch, sweep
-from warpgraph.store._sql.store import AsyncSweeping, TaskSweeper, adrive
+from warpgraph.store._sql.store import AsyncSweeping, adrive
 from warpgraph.store.base import Op, Result, TTLConfig
 from warpgraph.store.base.batch import AsyncBatchedBaseStore
 from warpgraph.store.postgres.base import (
@@ -26,30 +25,13 @@ from warpgraph.store.postgres.base import (
 __all__ = ("AsyncPostgresStore",)
 
 
-class AsyncPostgresStore(AsyncSweeping, AsyncBatchedBaseStore, PostgresStoreBase):
-    """A store in PostgreSQL for asyncio code."""
+class AsyncPostgresStore(PostgresStoreBase, AsyncSweeping, AsyncBatchedBaseStore):
+    """A store in PostgreSQL for asyncio code (psycopg's AsyncConnection or
+    AsyncConnectionPool; constructed like `PostgresStore`, inside a running event loop)."""
 
-    supports_ttl = True
-
-    def __init__(
-        self,
-        conn: Any,
-        *,
-        pipe: Any = None,
-        deserializer: Callable[[Any], dict[str, Any]] | None = None,
-        index: PostgresIndexConfig | None = None,
-        ttl: TTLConfig | None = None,
-    ) -> None:
-        if pipe is not None and hasattr(conn, "getconn"):
-            raise ValueError(
-                "Pipeline should be used only with a single AsyncConnection, "
-                "not AsyncConnectionPool."
-            )
-        super().__init__()
-        self._init_pg(conn, pipe, deserializer, index, ttl)
-        self.lock = asyncio.Lock()
-        self.loop = asyncio.get_running_loop()
-        self._sweeper = TaskSweeper()
+    _pipe_on_pool = (
+        "Pipeline should be used only with a single AsyncConnection, not AsyncConnectionPool."
+    )
 
     @classmethod
     @asynccontextmanager

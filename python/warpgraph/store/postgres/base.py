@@ -10,7 +10,6 @@ is the SQLite stores' (`warpgraph.store._sql.plan`); this module only runs its s
 from __future__ import annotations
 
 import asyncio
-import threading
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -21,7 +20,6 @@ from warpgraph.store._sql.store import (
     SqlSession,
     SqlStoreConfig,
     SyncSweeping,
-    ThreadSweeper,
     drive,
 )
 from warpgraph.store.base import BaseStore, IndexConfig, Op, Result, TTLConfig
@@ -153,20 +151,44 @@ class _AsyncSession(_Session):
             await self.cur.close()
 
 
+class _CustomLoads(PostgresDialect):
+    """The dialect with a caller's value deserializer (values arrive as jsonb text)."""
+
+    def __init__(self, loads: Callable[[Any], Any]) -> None:
+        self._loads = loads
+
+    def decode_value(self, value: Any) -> Any:
+        if isinstance(value, dict):
+            from warpgraph.store._sql.dialect import dumps
+
+            value = dumps(value).encode()
+        return self._loads(value)
+
+
 class PostgresStoreBase(SqlStoreConfig):
-    """Configuration shared by the sync and async Postgres stores."""
+    """Constructor and configuration shared by the sync and async Postgres stores."""
 
     _dialect = PostgresDialect()
+    _custom_loads = _CustomLoads
     MIGRATIONS = MIGRATIONS
     VECTOR_MIGRATIONS = VECTOR_MIGRATIONS
+    _pipe_on_pool: str | None = None
+    """The error a `pipe` given with a pool raises (None: no check)."""
 
-    def _init_pg(self, conn: Any, pipe: Any, deserializer: Any, index: Any, ttl: Any) -> None:
-        self.conn = conn
+    def __init__(
+        self,
+        conn: Any,
+        *,
+        pipe: Any = None,
+        deserializer: Callable[[Any], dict[str, Any]] | None = None,
+        index: PostgresIndexConfig | None = None,
+        ttl: TTLConfig | None = None,
+    ) -> None:
+        if pipe is not None and self._pipe_on_pool is not None and hasattr(conn, "getconn"):
+            raise ValueError(self._pipe_on_pool)
+        super().__init__()  # the lock and sweeper of the store's kind (`_sql.store`)
+        self._configure(conn, deserializer, index, ttl)
         self.pipe = pipe
-        self._deserializer = deserializer
-        if deserializer is not None:
-            self._dialect = _CustomLoads(deserializer)
-        self._configure(index, ttl)
 
     def _is_pool(self) -> bool:
         return hasattr(self.conn, "getconn")
@@ -192,22 +214,6 @@ def _pool_options(pool_config: PoolConfig) -> dict[str, Any]:
 class PostgresStore(PostgresStoreBase, SyncSweeping, BaseStore):
     """A store in PostgreSQL (sync; `AsyncPostgresStore` for asyncio). `conn`: a psycopg
     Connection (autocommit recommended) or ConnectionPool."""
-
-    supports_ttl = True
-
-    def __init__(
-        self,
-        conn: Any,
-        *,
-        pipe: Any = None,
-        deserializer: Callable[[Any], dict[str, Any]] | None = None,
-        index: PostgresIndexConfig | None = None,
-        ttl: TTLConfig | None = None,
-    ) -> None:
-        super().__init__()
-        self._init_pg(conn, pipe, deserializer, index, ttl)
-        self.lock = threading.Lock()
-        self._sweeper = ThreadSweeper()
 
     @classmethod
     @contextmanager
@@ -287,17 +293,3 @@ def _setup_plan(store: Any) -> Plan:
         for version in range(done + 1, len(migrations)):
             yield (EXEC, migrations[version], [])
             yield (EXEC, f"INSERT INTO {table} (v) VALUES (%s)", [version])
-
-
-class _CustomLoads(PostgresDialect):
-    """The dialect with a caller's value deserializer (values arrive as jsonb text)."""
-
-    def __init__(self, loads: Callable[[Any], Any]) -> None:
-        self._loads = loads
-
-    def decode_value(self, value: Any) -> Any:
-        if isinstance(value, dict):
-            from warpgraph.store._sql.dialect import dumps
-
-            value = dumps(value).encode()
-        return self._loads(value)

@@ -14,7 +14,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from warpgraph.store._sql.plan import Plan, run_batch, sweep
-from warpgraph.store._sql.store import AsyncSweeping, TaskSweeper, aprelude, drive
+from warpgraph.store._sql.store import AsyncSweeping, aprelude, drive
 from warpgraph.store.base import Op, Result, TTLConfig
 from warpgraph.store.base.batch import AsyncBatchedBaseStore
 from warpgraph.store.sqlite import _direct
@@ -27,24 +27,9 @@ from warpgraph.store.sqlite.base import (
 __all__ = ("AsyncSqliteStore",)
 
 
-class AsyncSqliteStore(AsyncSweeping, AsyncBatchedBaseStore, SqliteStoreBase):
-    """A store in a SQLite database for asyncio code (needs `aiosqlite`)."""
-
-    supports_ttl = True
-
-    def __init__(
-        self,
-        conn: Any,
-        *,
-        deserializer: Callable[[Any], dict[str, Any]] | None = None,
-        index: SqliteIndexConfig | None = None,
-        ttl: TTLConfig | None = None,
-    ) -> None:
-        super().__init__()
-        self._init_sqlite(conn, deserializer, index, ttl)
-        self.lock = asyncio.Lock()
-        self.loop = asyncio.get_running_loop()
-        self._sweeper = TaskSweeper()
+class AsyncSqliteStore(SqliteStoreBase, AsyncSweeping, AsyncBatchedBaseStore):
+    """A store in a SQLite database for asyncio code (needs `aiosqlite`); constructed
+    like `SqliteStore`, on an aiosqlite connection, inside a running event loop."""
 
     @classmethod
     @asynccontextmanager

@@ -9,19 +9,17 @@ parameters only; vector search ranks in Python (cosine similarity, no extension 
 from __future__ import annotations
 
 import sqlite3
-import threading
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from warpgraph._internal._sqlite import open_connection
+from warpgraph._internal._sqlite import open_connection, setup_once
 from warpgraph.store._sql.dialect import SqliteDialect
 from warpgraph.store._sql.plan import EXEC, run_batch, sweep
 from warpgraph.store._sql.store import (
     SqlSession,
     SqlStoreConfig,
     SyncSweeping,
-    ThreadSweeper,
     drive,
 )
 from warpgraph.store.base import (
@@ -141,21 +139,36 @@ class _Session(SqlSession):
             self.cur.close()
 
 
+class _CustomLoads(SqliteDialect):
+    """The dialect with a caller's value deserializer."""
+
+    def __init__(self, loads: Callable[[Any], Any]) -> None:
+        self._loads = loads
+
+    def decode_value(self, value: Any) -> Any:
+        return value if isinstance(value, dict) else self._loads(value)
+
+
 class SqliteStoreBase(SqlStoreConfig):
-    """Configuration and schema of both SQLite stores."""
+    """Constructor, configuration and schema of both SQLite stores (`conn`: a sqlite3
+    connection for `SqliteStore`, an aiosqlite one for `AsyncSqliteStore`)."""
 
     _dialect = SqliteDialect()
+    _custom_loads = _CustomLoads
     MIGRATIONS = MIGRATIONS
     VECTOR_MIGRATIONS = VECTOR_MIGRATIONS
 
-    def _init_sqlite(self, conn: Any, deserializer: Any, index: Any, ttl: Any) -> None:
-        """What both stores' constructors set (before the lock and sweeper of their kind)."""
-        self.conn = conn
+    def __init__(
+        self,
+        conn: Any,
+        *,
+        deserializer: Callable[[Any], dict[str, Any]] | None = None,
+        index: SqliteIndexConfig | None = None,
+        ttl: TTLConfig | None = None,
+    ) -> None:
+        super().__init__()  # the lock and sweeper of the store's kind (`_sql.store`)
+        self._configure(conn, deserializer, index, ttl)
         self.is_setup = False
-        self._deserializer = deserializer
-        if deserializer is not None:
-            self._dialect = _CustomLoads(deserializer)
-        self._configure(index, ttl)
 
     def _setup_on(self, conn: sqlite3.Connection) -> None:
         migrate(conn, "store_migrations", self.MIGRATIONS)
@@ -170,21 +183,6 @@ class SqliteStoreBase(SqlStoreConfig):
 
 class SqliteStore(SqliteStoreBase, SyncSweeping, BaseStore):
     """A store in a SQLite database (sync; see `AsyncSqliteStore` for asyncio)."""
-
-    supports_ttl = True
-
-    def __init__(
-        self,
-        conn: sqlite3.Connection,
-        *,
-        deserializer: Callable[[Any], dict[str, Any]] | None = None,
-        index: SqliteIndexConfig | None = None,
-        ttl: TTLConfig | None = None,
-    ) -> None:
-        super().__init__()
-        self._init_sqlite(conn, deserializer, index, ttl)
-        self.lock = threading.Lock()
-        self._sweeper = ThreadSweeper()
 
     @classmethod
     @contextmanager
@@ -205,10 +203,7 @@ class SqliteStore(SqliteStoreBase, SyncSweeping, BaseStore):
 
     def setup(self) -> None:
         """Create or migrate the tables (idempotent); runs on first use if not called."""
-        with self.lock:
-            if not self.is_setup:
-                self._setup_on(self.conn)
-                self.is_setup = True
+        setup_once(self)
 
     @contextmanager
     def _session(self) -> Iterator[_Session]:
@@ -330,13 +325,3 @@ class SqliteStore(SqliteStoreBase, SyncSweeping, BaseStore):
     def sweep_ttl(self) -> int:
         """Delete the expired items now; returns how many."""
         return drive(sweep(self), None, self._session)[0]
-
-
-class _CustomLoads(SqliteDialect):
-    """The dialect with a caller's value deserializer."""
-
-    def __init__(self, loads: Callable[[Any], Any]) -> None:
-        self._loads = loads
-
-    def decode_value(self, value: Any) -> Any:
-        return value if isinstance(value, dict) else self._loads(value)

@@ -427,5 +427,54 @@ where
     }
 }
 
+/// A queued item of the tests (the thread's own and the SQLite writer's): an op, reported
+/// when committed if `report`, or a marker (no op).
+#[cfg(test)]
+pub(crate) struct TestItem<O> {
+    seq: u64,
+    op: Option<O>,
+    marker: bool,
+    report: bool,
+}
+
+#[cfg(test)]
+impl<O> TestItem<O> {
+    pub(crate) fn op(seq: u64, op: O, report: bool) -> Self {
+        TestItem {
+            seq,
+            op: Some(op),
+            marker: false,
+            report,
+        }
+    }
+
+    /// A marker nobody needs reported (its waiter uses `wait`).
+    pub(crate) fn marker(seq: u64) -> Self {
+        TestItem {
+            seq,
+            op: None,
+            marker: true,
+            report: false,
+        }
+    }
+}
+
+#[cfg(test)]
+impl<O: Send + 'static> Queued for TestItem<O> {
+    type Op = O;
+    fn seq(&self) -> u64 {
+        self.seq
+    }
+    fn take_op(&mut self) -> Option<O> {
+        self.op.take()
+    }
+    fn is_marker(&self) -> bool {
+        self.marker
+    }
+    fn wants_report(&self) -> bool {
+        self.report
+    }
+}
+
 #[cfg(test)]
 mod tests;

@@ -330,43 +330,15 @@ fn the_checkpointer_copies_the_log_beside_the_writer() {
     assert_eq!(db.count("cp").as_deref(), Some("21"));
 }
 
-/// A queued op for the group-commit thread (a marker has no op).
-struct Queued1 {
-    seq: u64,
-    op: Option<Op>,
-    marker: bool,
-}
-
-impl Queued for Queued1 {
-    type Op = Op;
-    fn seq(&self) -> u64 {
-        self.seq
-    }
-    fn take_op(&mut self) -> Option<Op> {
-        self.op.take()
-    }
-    fn is_marker(&self) -> bool {
-        self.marker
-    }
-    fn wants_report(&self) -> bool {
-        false
-    }
-}
+/// A queued op for the group-commit thread (never reported unless rolled back).
+type Queued1 = group::TestItem<Op>;
 
 fn queued(op: Op) -> Queued1 {
-    Queued1 {
-        seq: op.seq,
-        op: Some(op),
-        marker: false,
-    }
+    group::TestItem::op(op.seq, op, false)
 }
 
 fn queued_marker(seq: u64) -> Queued1 {
-    Queued1 {
-        seq,
-        op: None,
-        marker: true,
-    }
+    group::TestItem::marker(seq)
 }
 
 #[test]
@@ -396,7 +368,7 @@ fn the_group_commits_into_the_database_and_reports_a_rollback() {
         assert!(rb, "only a rolled-back batch is reported here");
         seen.lock()
             .unwrap()
-            .push(batch.iter().map(|e| e.seq).collect());
+            .push(batch.iter().map(|e| e.seq()).collect());
         // (the binding marks what its general path failed: ops depending on it fall back)
         store.writer.mark_failed(5);
     };

@@ -48,47 +48,15 @@ impl Store for Recorder {
     }
 }
 
-struct Item {
-    seq: u64,
-    op: Option<u64>,
-    marker: bool,
-    report: bool,
-}
-
-impl Queued for Item {
-    type Op = u64;
-    fn seq(&self) -> u64 {
-        self.seq
-    }
-    fn take_op(&mut self) -> Option<u64> {
-        self.op.take()
-    }
-    fn is_marker(&self) -> bool {
-        self.marker
-    }
-    fn wants_report(&self) -> bool {
-        self.report
-    }
-}
+type Item = TestItem<u64>;
 
 /// An operation (reported only when `report`).
 fn op(seq: u64, report: bool) -> Item {
-    Item {
-        seq,
-        op: Some(seq),
-        marker: false,
-        report,
-    }
+    TestItem::op(seq, seq, report)
 }
 
-/// A marker nobody needs reported (its waiter uses `wait`).
 fn marker(seq: u64) -> Item {
-    Item {
-        seq,
-        op: None,
-        marker: true,
-        report: false,
-    }
+    TestItem::marker(seq)
 }
 
 fn timing(linger_ms: u64, window_ms: u64, max_batch: usize) -> Timing {
