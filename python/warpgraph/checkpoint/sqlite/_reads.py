@@ -9,6 +9,7 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
+from warpgraph._internal._flags import FAST_PATHS
 from warpgraph.checkpoint._sql import (
     codec,
 )
@@ -74,6 +75,11 @@ _TUPLE_HEAD = _ONE_TUPLE.format(
     cid="(SELECT max(checkpoint_id) FROM wg_checkpoints WHERE thread_id = ?1 "
     "AND checkpoint_ns = ?2)"
 )
+# What a read of this connection can tell about changes since its previous one: other
+# connections' commits (`data_version`, any process), this connection's own DDL
+# (`schema_version`); its own row changes are `conn.total_changes`
+_STAMP = "SELECT * FROM pragma_data_version, pragma_schema_version"
+TUPLE_ROWS = 64  # `get_tuple` row sets kept (see `ReadsMixin.get_tuple`)
 BLOB_CACHE = 1024  # blob rows (or their absence) kept per saver, each at most BLOB_CACHE_MAX
 BLOB_CACHE_MAX = 16 * 1024
 PLAN_MAX = 16 * 1024  # a read plan keeps its inline values' msgpack array up to this size
@@ -92,17 +98,47 @@ class ReadsMixin:
 
     # --- reads ------------------------------------------------------------------------
     def get_tuple(self, conn: sqlite3.Connection, config: RunnableConfig) -> CheckpointTuple | None:
+        """The selected checkpoint's rows are kept with the database's stamp taken before
+        they were read (`_stamp`); while the stamp is the same, nothing has changed the
+        database since and those rows are read again without a query (the tuple is built
+        from them as from a query's rows: fresh objects, tails kept)."""
         thread, ns, cid = _target(config)
-        if cid:
-            rows = conn.execute(_TUPLE_BY_ID, (thread, ns, cid)).fetchall()
+        stamp = self._stamp(conn) if FAST_PATHS else None
+        key = (thread, ns, cid)
+        held = self._tuple_rows.get(key) if stamp is not None else None
+        if held is not None and held[0] is conn and held[1] == stamp:
+            rows = held[2]
         else:
-            rows = conn.execute(_TUPLE_HEAD, (thread, ns)).fetchall()
+            if cid:
+                rows = conn.execute(_TUPLE_BY_ID, (thread, ns, cid)).fetchall()
+            else:
+                rows = conn.execute(_TUPLE_HEAD, (thread, ns)).fetchall()
+            if stamp is not None:
+                if len(self._tuple_rows) >= TUPLE_ROWS:
+                    self._tuple_rows.clear()
+                self._tuple_rows[key] = (conn, stamp, rows)
         if not rows or rows[0][0] != 0:
             return None
         row = rows[0][1:]
         found = row[2]
         writes = {(row[0], row[1]): [(found, w[4], w[5], w[7], w[8]) for w in rows[1:]]}
         return self.build_many(conn, [row], config if cid else None, writes, True)[0]
+
+    def _stamp(self, conn: sqlite3.Connection) -> tuple | None:
+        """(data_version, schema_version, total_changes) of `conn`: unchanged only while
+        no connection committed a change, this one changed no row and ran no DDL. None
+        (keep nothing) inside a transaction (what it reads may be rolled back) and for a
+        database without a file (in-memory ones: shared-cache connections)."""
+        if conn.in_transaction:
+            return None
+        held = self._stampable
+        if held is None or held[0] is not conn:
+            files = {r[1]: r[2] for r in conn.execute("PRAGMA database_list")}
+            held = self._stampable = (conn, bool(files.get("main")))
+        if not held[1]:
+            return None
+        row = conn.execute(_STAMP).fetchone()
+        return (row[0], row[1], conn.total_changes)
 
     def list_rows(
         self,
