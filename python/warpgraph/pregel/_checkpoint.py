@@ -230,6 +230,19 @@ def _plain_snapshot(plan: tuple, cp: dict, parent_ns: str, step: int) -> tuple |
     return tasks, {k: have[k] for k in keys if k in have}
 
 
+_SNAPSHOT: Any = None
+
+
+def _snapshot_type() -> Any:
+    """`warpgraph.types.StateSnapshot` (imported on first use)."""
+    global _SNAPSHOT
+    if _SNAPSHOT is None:
+        from warpgraph.types import StateSnapshot
+
+        _SNAPSHOT = StateSnapshot
+    return _SNAPSHOT
+
+
 class SnapshotMixin:
     """get_state / get_state_history for Pregel."""
 
@@ -257,8 +270,7 @@ class SnapshotMixin:
     def _prepare_snapshot(
         self, config: dict, saved: Any, *, live: bool = False, states: dict | None = None
     ) -> Any:
-        from warpgraph.types import StateSnapshot
-
+        StateSnapshot = _snapshot_type()
         if not saved:
             return StateSnapshot({}, (), config, None, None, None, (), ())
         cp = saved.checkpoint
@@ -270,10 +282,12 @@ class SnapshotMixin:
         keys = self.stream_channels_asis  # type: ignore[attr-defined]
         found = None
         plan = _snapshot_plan(self) if FAST_PATHS else None
-        if (
-            plan is not None
-            and not (live and statuses)  # (the tasks' writes are applied: the Engine's job)
-            and not (pending and any(w[0] == NULL_TASK_ID for w in pending))
+        if plan is not None and not (
+            pending
+            and (
+                (live and statuses)  # (the tasks' writes are applied: the Engine's job)
+                or any(w[0] == NULL_TASK_ID for w in pending)
+            )
         ):
             found = _plain_snapshot(plan, cp, parent_ns, step)
         if found is None:
@@ -294,7 +308,11 @@ class SnapshotMixin:
                             CONFIG_KEY_CHECKPOINT_NS: ns,
                         }
                     }
-        tww = tasks_w_writes(tasks.values(), pending, states, keys, live=live, statuses=statuses)
+        tww = (
+            tasks_w_writes(tasks.values(), pending, states, keys, live=live, statuses=statuses)
+            if tasks
+            else ()
+        )
         return StateSnapshot(
             values,
             tuple(t.name for t in tasks.values() if not t.writes),

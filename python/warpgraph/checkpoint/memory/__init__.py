@@ -257,9 +257,13 @@ class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAs
             self._read_tails(thread_id, ns, checkpoint)
         held = self.writes.get((thread_id, ns, checkpoint_id))
         if held:
-            order = sorted(held, key=lambda k: writes_sort_key(held[k][3], *k))
-            values = loads_many(self.serde, [held[k][2] for k in order])
-            pending = [(held[k][0], held[k][1], v) for k, v in zip(order, values)]
+            if len(held) == 1:
+                (w,) = held.values()
+                pending = [(w[0], w[1], self.serde.loads_typed(w[2]))]
+            else:
+                order = sorted(held, key=lambda k: writes_sort_key(held[k][3], *k))
+                values = loads_many(self.serde, [held[k][2] for k in order])
+                pending = [(held[k][0], held[k][1], v) for k, v in zip(order, values)]
         else:
             pending = []
         return CheckpointTuple(
@@ -324,9 +328,11 @@ class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAs
                     entry = checkpoints.get(cid)
                     if entry is None:
                         continue
-                    metadata = self.serde.loads_typed(entry[1])
-                    if filter and not all(metadata.get(k) == v for k, v in filter.items()):
-                        continue
+                    metadata = None  # (without a filter: `_tuple` decodes it)
+                    if filter:
+                        metadata = self.serde.loads_typed(entry[1])
+                        if not all(metadata.get(k) == v for k, v in filter.items()):
+                            continue
                     if remaining is not None:
                         if remaining <= 0:
                             return
