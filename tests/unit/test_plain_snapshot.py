@@ -157,3 +157,12 @@ def test_with_fast_paths_off_every_snapshot_restores_an_engine(monkeypatch):
     _no_engine(monkeypatch)
     with pytest.raises(AssertionError, match="an Engine was restored"):
         graph.get_state(config)
+
+
+def test_the_plan_follows_the_output_keys():
+    graph = _loop().compile(checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "t"}}
+    graph.invoke({"n": 0}, config)
+    assert set(graph.get_state(config).values) == {"n", "total", "items"}
+    graph.stream_channels = ["n", "total"]
+    assert graph.get_state(config).values == {"n": 7, "total": 7}

@@ -147,17 +147,17 @@ def _kinds() -> tuple[tuple, type]:
 
 def _snapshot_plan(graph: Any) -> tuple | None:
     """How `_plain_snapshot` finds a checkpoint's tasks and values without an Engine, for
-    the graph's current spec, or None when a node trigger, a node's single read channel
+    the graph's current spec and output keys, or None when a node trigger, a node's single read channel
     or an output channel is of another kind: (per node (name, triggers, sorted triggers,
     single read channel or None, subgraphs), output keys, {name: spec} of the
     BinaryOperatorAggregates among those channels)."""
     spec = graph._graph_spec
+    keys = graph.stream_channels_asis
     held = graph.__dict__.get("_snapshot_plan")
-    if held is not None and held[0] is spec:
-        return held[1]
+    if held is not None and held[0] is spec and held[1] == keys:
+        return held[2]
     plain, reducing = _kinds()
     chans = {k: v for k, v in graph.channels.items() if isinstance(v, BaseChannel)}
-    keys = graph.stream_channels_asis
     reducers: dict[str, Any] = {}
 
     def ok(name: str) -> bool:
@@ -181,7 +181,7 @@ def _snapshot_plan(graph: Any) -> tuple | None:
             nodes.append((name, trig, tuple(sorted(trig)), single, node.subgraphs))
         else:
             plan = (tuple(nodes), list(keys), reducers)
-    graph.__dict__["_snapshot_plan"] = (spec, plan)
+    graph.__dict__["_snapshot_plan"] = (spec, keys if isinstance(keys, str) else list(keys), plan)
     return plan
 
 
