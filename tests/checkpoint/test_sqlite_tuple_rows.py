@@ -139,3 +139,49 @@ def test_in_memory_databases_keep_no_rows() -> None:
         trace = _Statements(saver.conn)
         assert _value(saver) == 1 and trace.queries()
         assert _value(saver) == 1 and trace.queries()
+
+
+def _view(t) -> tuple:
+    return (
+        t.config,
+        list(t.checkpoint),
+        t.checkpoint,
+        t.metadata,
+        t.parent_config,
+        t.pending_writes,
+        [type(w[2]) for w in t.pending_writes],
+    )
+
+
+@pytest.mark.parametrize(
+    "values, metadata, writes, kept",
+    [
+        ({"a": 1, "s": "x"}, {"step": 3, "tags": ["a", {"b": None}], "f": 1.5}, [], True),
+        ({"a": [1, 2], "t": {"k": (1, 2)}}, {"step": 1}, [("a", 5), ("b", [1, "x"])], True),
+        ({"big": "x" * 600}, {"step": 1}, [], False),  # (a blob row: tails kept per read)
+        ({"a": 1}, {"step": 1, "huge": 2**70}, [], False),  # (no msgpack int)
+        ({"a": 1}, {"step": 1}, [("a", {1, 2}), ("c", None)], True),
+        ({"a": 1}, {"step": 1}, [("a", 1), ("c", b"\x00")], False),  # (a "bytes" write)
+    ],
+)
+def test_a_tuple_read_again_is_the_tuple_read_first(path, values, metadata, writes, kept) -> None:
+    with SqliteSaver.from_conn_string(path) as saver:
+        versions = dict.fromkeys(values, 1)
+        first = saver.put(_cfg(), _cp(values, versions), metadata, versions)
+        cfg = saver.put(first, _cp(values, versions), {**metadata, "step": 9}, {})
+        if writes:
+            saver.put_writes(cfg, writes, "task")
+        for config in (_cfg(), cfg):
+            reads = [saver.get_tuple(config) for _ in range(4)]
+            key = ("t", "", config["configurable"].get("checkpoint_id"))
+            assert bool(saver._core._tuple_rows[key][3]) is kept
+            with SqliteSaver.from_conn_string(path) as cold:  # (nothing kept yet)
+                want = _view(cold.get_tuple(config))
+            for got in reads:
+                assert _view(got) == want
+            # fresh objects: changing one read changes no later one
+            reads[-1].checkpoint["channel_values"].clear()
+            reads[-1].checkpoint["channel_versions"].clear()
+            reads[-1].metadata.clear()
+            reads[-1].pending_writes.clear()
+            assert _view(saver.get_tuple(config)) == want
