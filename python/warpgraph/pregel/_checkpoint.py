@@ -16,7 +16,12 @@ from warpgraph._internal._constants import (
     NS_END,
     NS_SEP,
     NULL_TASK_ID,
+    PULL,
+    TASKS,
 )
+from warpgraph._internal._flags import FAST_PATHS
+from warpgraph._internal._typing import MISSING
+from warpgraph.channels.base import BaseChannel
 from warpgraph.config import (
     CONFIG_KEYS,
     current_config,
@@ -104,6 +109,122 @@ class _SnapTask:
         self.subgraphs = subgraphs
 
 
+# Channel kinds a snapshot reads without restoring them in an Engine: restored from a
+# stored value they hold exactly that value (available), without one they are empty;
+# BinaryOperatorAggregate holds its initial value then (if it has one), and unwraps a
+# stored `_DeltaSnapshot` (left to the Engine)
+_PLAIN_KINDS: Any = None
+_REDUCING: Any = None
+
+
+def _kinds() -> tuple[tuple, type]:
+    global _PLAIN_KINDS, _REDUCING
+    if _PLAIN_KINDS is None:
+        from warpgraph.channels import AnyValue, BinaryOperatorAggregate, EphemeralValue, LastValue
+
+        _PLAIN_KINDS = (LastValue, EphemeralValue, AnyValue)
+        _REDUCING = BinaryOperatorAggregate
+    return _PLAIN_KINDS, _REDUCING
+
+
+def _snapshot_plan(graph: Any) -> tuple | None:
+    """How `_plain_snapshot` finds a checkpoint's tasks and values without an Engine, for
+    the graph's current spec and output keys, or None when a node trigger, a node's single read channel
+    or an output channel is of another kind: (per node (name, triggers, sorted triggers,
+    single read channel or None, subgraphs), output keys, {name: spec} of the
+    BinaryOperatorAggregates among those channels)."""
+    spec = graph._graph_spec
+    keys = graph.stream_channels_asis
+    held = graph.__dict__.get("_snapshot_plan")
+    if held is not None and held[0] is spec and held[1] == keys:
+        return held[2]
+    plain, reducing = _kinds()
+    chans = {k: v for k, v in graph.channels.items() if isinstance(v, BaseChannel)}
+    reducers: dict[str, Any] = {}
+
+    def ok(name: str) -> bool:
+        chan = chans.get(name)
+        if type(chan) in plain:
+            return True
+        if type(chan) is reducing:
+            reducers[name] = chan
+            return True
+        return False
+
+    plan: tuple | None = None
+    if not isinstance(keys, str) and all(ok(k) for k in keys):
+        nodes = []
+        for name, node in graph.nodes.items():
+            reads = node.channels
+            if not all(ok(c) for c in node.triggers) or (isinstance(reads, str) and not ok(reads)):
+                break
+            trig = tuple(node.triggers)
+            single = reads if isinstance(reads, str) else None
+            nodes.append((name, trig, tuple(sorted(trig)), single, node.subgraphs))
+        else:
+            plan = (tuple(nodes), list(keys), reducers)
+    graph.__dict__["_snapshot_plan"] = (spec, keys if isinstance(keys, str) else list(keys), plan)
+    return plan
+
+
+def _plain_snapshot(plan: tuple, cp: dict, parent_ns: str, step: int) -> tuple | None:
+    """A checkpoint's tasks and output values as the Engine would find them (every node
+    considered, in node order: the Engine's triggering rule over the stored versions), read
+    straight from the checkpoint; None when it needs the Engine (pending Sends, a stored
+    delta snapshot, versions that do not compare)."""
+    nodes, keys, reducers = plan
+    values = cp["channel_values"]
+    if values.get(TASKS):
+        return None
+    have = values  # the channels' values once restored (available ones only)
+    for k, chan in reducers.items():
+        if k in values:
+            if type(values[k]).__name__ == "_DeltaSnapshot":
+                return None
+        else:
+            restored = chan.from_checkpoint(MISSING)
+            if restored.is_available():
+                if have is values:
+                    have = dict(values)
+                have[k] = restored.get()
+    tasks: dict = {}
+    versions = cp["channel_versions"]
+    if versions:
+        seen_all = cp["versions_seen"]
+        null = type(next(iter(versions.values())))()
+        sstep = str(step)
+        cid, v = cp["id"], cp.get("v", 4)
+        try:
+            for name, trig, strig, read, subgraphs in nodes:
+                seen = seen_all.get(name)
+                for c in trig:
+                    if c in have and (seen is None or versions.get(c, null) > seen.get(c, null)):
+                        break
+                else:
+                    continue
+                if read is not None and read not in have:
+                    continue
+                ns = f"{parent_ns}{NS_SEP}{name}" if parent_ns else name
+                tid = _engine.task_id(cid, (ns, sstep, name, PULL, *strig), v)
+                tasks[tid] = _SnapTask(tid, name, (PULL, name), strig, subgraphs)
+        except TypeError:  # (versions of different types: the Engine's own rule decides)
+            return None
+    return tasks, {k: have[k] for k in keys if k in have}
+
+
+_SNAPSHOT: Any = None
+
+
+def _snapshot_type() -> Any:
+    """`warpgraph.types.StateSnapshot` (imported on first use)."""
+    global _SNAPSHOT
+    if _SNAPSHOT is None:
+        from warpgraph.types import StateSnapshot
+
+        _SNAPSHOT = StateSnapshot
+    return _SNAPSHOT
+
+
 class SnapshotMixin:
     """get_state / get_state_history for Pregel."""
 
@@ -131,26 +252,31 @@ class SnapshotMixin:
     def _prepare_snapshot(
         self, config: dict, saved: Any, *, live: bool = False, states: dict | None = None
     ) -> Any:
-        from warpgraph.types import StateSnapshot
-
+        StateSnapshot = _snapshot_type()
         if not saved:
             return StateSnapshot({}, (), config, None, None, None, (), ())
         cp = saved.checkpoint
         self._migrate_checkpoint(cp)  # type: ignore[attr-defined]
         step = saved.metadata.get("step", -1) + 1
-        engine = _engine.Engine(self._graph_spec, cp)  # type: ignore[attr-defined]
-        engine.set_updated_channels([])  # LangGraph's snapshots scan every node, in order
         parent_ns = saved.config[CONF].get(CONFIG_KEY_CHECKPOINT_NS, "")
-        nodes = self.nodes  # type: ignore[attr-defined]
-        tasks = {}
-        for tid, name, path, trig, _val in engine.prepare_next_tasks(
-            cp["id"], parent_ns, step, cp.get("v", 4)
-        ):
-            if path[0] == "__pregel_push":
-                path = ("__pregel_push", path[1], False)
-            tasks[tid] = _SnapTask(tid, name, path, trig, nodes[name].subgraphs)
         pending = saved.pending_writes
         statuses = read_task_statuses(pending) if pending else {}
+        keys = self.stream_channels_asis  # type: ignore[attr-defined]
+        found = None
+        plan = _snapshot_plan(self) if FAST_PATHS else None
+        if plan is not None and not (
+            pending
+            and (
+                (live and statuses)  # (the tasks' writes are applied: the Engine's job)
+                or any(w[0] == NULL_TASK_ID for w in pending)
+            )
+        ):
+            found = _plain_snapshot(plan, cp, parent_ns, step)
+        if found is None:
+            tasks, engine = self._engine_snapshot(cp, parent_ns, step, pending, statuses, live)
+            values = read_channels(engine, keys)
+        else:
+            tasks, values = found
         if states is None:
             states = {}
             for t in tasks.values():
@@ -164,6 +290,37 @@ class SnapshotMixin:
                             CONFIG_KEY_CHECKPOINT_NS: ns,
                         }
                     }
+        tww = (
+            tasks_w_writes(tasks.values(), pending, states, keys, live=live, statuses=statuses)
+            if tasks
+            else ()
+        )
+        return StateSnapshot(
+            values,
+            tuple(t.name for t in tasks.values() if not t.writes),
+            patch_checkpoint_map(saved.config, saved.metadata),
+            saved.metadata,
+            cp["ts"],
+            patch_checkpoint_map(saved.parent_config, saved.metadata),
+            tww,
+            tuple(i for t in tww for i in t.interrupts),
+        )
+
+    def _engine_snapshot(
+        self, cp: dict, parent_ns: str, step: int, pending: Any, statuses: dict, live: bool
+    ) -> tuple[dict, Any]:
+        """A checkpoint's tasks found by restoring it in an Engine, and that Engine (null
+        writes applied, and the tasks' own writes when `live`)."""
+        engine = _engine.Engine(self._graph_spec, cp)  # type: ignore[attr-defined]
+        engine.set_updated_channels([])  # LangGraph's snapshots scan every node, in order
+        nodes = self.nodes  # type: ignore[attr-defined]
+        tasks: dict = {}
+        for tid, name, path, trig, _val in engine.prepare_next_tasks(
+            cp["id"], parent_ns, step, cp.get("v", 4)
+        ):
+            if path[0] == "__pregel_push":
+                path = ("__pregel_push", path[1], False)
+            tasks[tid] = _SnapTask(tid, name, path, trig, nodes[name].subgraphs)
         if pending and (null_writes := [w[1:] for w in pending if w[0] == NULL_TASK_ID]):
             engine.apply_writes([(INPUT, (), (), null_writes)], None)
         if live and statuses:
@@ -174,18 +331,7 @@ class SnapshotMixin:
                 engine.apply_writes(
                     [(t.name, t.path, t.triggers, list(t.writes)) for t in done], None
                 )
-        keys = self.stream_channels_asis  # type: ignore[attr-defined]
-        tww = tasks_w_writes(tasks.values(), pending, states, keys, live=live, statuses=statuses)
-        return StateSnapshot(
-            read_channels(engine, keys),
-            tuple(t.name for t in tasks.values() if not t.writes),
-            patch_checkpoint_map(saved.config, saved.metadata),
-            saved.metadata,
-            cp["ts"],
-            patch_checkpoint_map(saved.parent_config, saved.metadata),
-            tww,
-            tuple(i for t in tww for i in t.interrupts),
-        )
+        return tasks, engine
 
     def _subgraph_for_namespace(
         self, config: dict, saver: Any, *, for_update: bool = False

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import random
 from collections import defaultdict
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
@@ -128,6 +130,11 @@ class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAs
         # in it (a deletion of other ids leaves the latest one); `_store` keeps it current,
         # the other writers of `storage` drop it.
         self._heads: dict[tuple[str, str], tuple[dict, str]] = {}
+        # (thread, ns) -> (its checkpoints dict, its ids in ascending order): `list` then
+        # sorts no ids. Valid while it names that very dict and has as many ids (puts only
+        # add ids: the ones added since are the dict's last keys, appended when they sort
+        # after the others, else the ids are sorted again); the savers' deleters drop it.
+        self._orders: dict[tuple[str, str], tuple[dict, list[str]]] = {}
         # (thread, ns, id) -> (its storage entry, channels, payload): the msgpack array of
         # the entry's envelope, metadata and stored channel values, decoded in one call by
         # `_tuple` (fresh objects each time). Valid while the entry is that very tuple and
@@ -250,9 +257,13 @@ class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAs
             self._read_tails(thread_id, ns, checkpoint)
         held = self.writes.get((thread_id, ns, checkpoint_id))
         if held:
-            order = sorted(held, key=lambda k: writes_sort_key(held[k][3], *k))
-            values = loads_many(self.serde, [held[k][2] for k in order])
-            pending = [(held[k][0], held[k][1], v) for k, v in zip(order, values)]
+            if len(held) == 1:
+                (w,) = held.values()
+                pending = [(w[0], w[1], self.serde.loads_typed(w[2]))]
+            else:
+                order = sorted(held, key=lambda k: writes_sort_key(held[k][3], *k))
+                values = loads_many(self.serde, [held[k][2] for k in order])
+                pending = [(held[k][0], held[k][1], v) for k, v in zip(order, values)]
         else:
             pending = []
         return CheckpointTuple(
@@ -307,20 +318,46 @@ class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAs
             for ns, checkpoints in list(self.storage.get(tid, {}).items()):
                 if want_ns is not None and ns != want_ns:
                     continue
-                for cid in sorted(checkpoints, reverse=True):
-                    if (want_id and cid != want_id) or (before_id and cid >= before_id):
+                ids = self._ordered(tid, ns, checkpoints)
+                # (newest first; `before` is exclusive; ids put meanwhile come after `end`)
+                end = bisect.bisect_left(ids, before_id) if before_id else len(ids)
+                for i in range(end - 1, -1, -1):
+                    cid = ids[i]
+                    if want_id and cid != want_id:
                         continue
                     entry = checkpoints.get(cid)
                     if entry is None:
                         continue
-                    metadata = self.serde.loads_typed(entry[1])
-                    if filter and not all(metadata.get(k) == v for k, v in filter.items()):
-                        continue
+                    metadata = None  # (without a filter: `_tuple` decodes it)
+                    if filter:
+                        metadata = self.serde.loads_typed(entry[1])
+                        if not all(metadata.get(k) == v for k, v in filter.items()):
+                            continue
                     if remaining is not None:
                         if remaining <= 0:
                             return
                         remaining -= 1
                     yield self._tuple(tid, ns, cid, entry, metadata=metadata)
+
+    def _ordered(self, thread_id: str, ns: str, checkpoints: dict) -> list[str]:
+        """The ids of `checkpoints` (the namespace's dict in `storage`), ascending."""
+        held = self._orders.get((thread_id, ns))
+        if held is not None and held[0] is checkpoints:
+            ids = held[1]
+            added = len(checkpoints) - len(ids)
+            if added == 0:
+                return ids
+            if added > 0:
+                new = list(itertools.islice(reversed(checkpoints), added))
+                new.reverse()
+                if (not ids or new[0] > ids[-1]) and all(
+                    a < b for a, b in zip(new, itertools.islice(new, 1, None))
+                ):
+                    ids.extend(new)  # (in place: a `list` walking it reads below its end)
+                    return ids
+        ids = sorted(checkpoints)
+        self._orders[(thread_id, ns)] = (checkpoints, ids)
+        return ids
 
     def put(
         self,
@@ -543,6 +580,7 @@ class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAs
             dropped = True
         if not dropped:
             return
+        self._orders.pop((thread_id, ns), None)
         self._clear_reads()
         self._forget_tails(thread_id)
         live: set[tuple[str, Any]] = set()
@@ -570,6 +608,8 @@ class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAs
         self._forget_tails(thread_id)
         for key in [k for k in self._heads if k[0] == thread_id]:
             del self._heads[key]
+        for key in [k for k in self._orders if k[0] == thread_id]:
+            del self._orders[key]
 
     def _forget_tails(self, thread_id: str) -> None:
         self._tails.forget(thread_id)

@@ -9,6 +9,9 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
+import ormsgpack
+
+from warpgraph._internal._flags import FAST_PATHS
 from warpgraph.checkpoint._sql import (
     codec,
 )
@@ -74,6 +77,15 @@ _TUPLE_HEAD = _ONE_TUPLE.format(
     cid="(SELECT max(checkpoint_id) FROM wg_checkpoints WHERE thread_id = ?1 "
     "AND checkpoint_ns = ?2)"
 )
+# What a read of this connection can tell about changes since its previous one: other
+# connections' commits (`data_version`, any process), this connection's own DDL
+# (`schema_version`); its own row changes are `conn.total_changes`
+_STAMP = "SELECT * FROM pragma_data_version, pragma_schema_version"
+TUPLE_ROWS = 64
+# the keys of the checkpoints `codec.checkpoint_from_record` builds of current records
+_CHECKPOINT_KEYS = frozenset(
+    ("v", "ts", "id", "channel_values", "channel_versions", "versions_seen", "updated_channels")
+)  # `get_tuple` row sets kept (see `ReadsMixin.get_tuple`)
 BLOB_CACHE = 1024  # blob rows (or their absence) kept per saver, each at most BLOB_CACHE_MAX
 BLOB_CACHE_MAX = 16 * 1024
 PLAN_MAX = 16 * 1024  # a read plan keeps its inline values' msgpack array up to this size
@@ -92,17 +104,102 @@ class ReadsMixin:
 
     # --- reads ------------------------------------------------------------------------
     def get_tuple(self, conn: sqlite3.Connection, config: RunnableConfig) -> CheckpointTuple | None:
+        """The selected checkpoint's rows are kept with the database's stamp taken before
+        they were read (`_stamp`); while the stamp is the same, nothing has changed the
+        database since and those rows are read again without a query (the tuple is built
+        from them as from a query's rows: fresh objects, tails kept). Read a second time,
+        a tuple whose parts are all msgpack (`_recipe`) is kept as one msgpack array and
+        later reads decode that (fresh objects, in one call)."""
         thread, ns, cid = _target(config)
-        if cid:
-            rows = conn.execute(_TUPLE_BY_ID, (thread, ns, cid)).fetchall()
+        stamp = self._stamp(conn) if FAST_PATHS else None
+        key = (thread, ns, cid)
+        held = self._tuple_rows.get(key) if stamp is not None else None
+        again = held is not None and held[0] is conn and held[1] == stamp
+        if again:
+            rows, recipe = held[2], held[3]  # type: ignore[index]
+            if recipe:
+                return self._from_recipe(recipe, config if cid else None)
         else:
-            rows = conn.execute(_TUPLE_HEAD, (thread, ns)).fetchall()
+            if cid:
+                rows = conn.execute(_TUPLE_BY_ID, (thread, ns, cid)).fetchall()
+            else:
+                rows = conn.execute(_TUPLE_HEAD, (thread, ns)).fetchall()
+            if stamp is not None:
+                if len(self._tuple_rows) >= TUPLE_ROWS:
+                    self._tuple_rows.clear()
+                self._tuple_rows[key] = (conn, stamp, rows, None)
         if not rows or rows[0][0] != 0:
             return None
         row = rows[0][1:]
         found = row[2]
         writes = {(row[0], row[1]): [(found, w[4], w[5], w[7], w[8]) for w in rows[1:]]}
-        return self.build_many(conn, [row], config if cid else None, writes, True)[0]
+        tup = self.build_many(conn, [row], config if cid else None, writes, True)[0]
+        if again and recipe is None:
+            self._tuple_rows[key] = (conn, stamp, rows, self._recipe(row, rows[1:], tup))
+        return tup
+
+    def _recipe(self, row: Sequence[Any], writes: Sequence[Any], tup: CheckpointTuple) -> Any:
+        """How to make `tup` (just built from `row` and its `writes` rows, not handed out
+        yet) again with one decoder call: (the msgpack array of [the checkpoint without
+        its values, the metadata, the values, the writes' values], the channels, the
+        writes' (task, channel), thread, ns, id, parent id); False when a part is not
+        plain msgpack: values read from blob rows (their tails are kept on every read),
+        a checkpoint with keys of an older layout, a metadata value msgpack cannot hold,
+        a write of another type."""
+        thread, ns, cid, parent_id = row[0], row[1], row[2], row[3]
+        plan = self._plans.get((thread, ns, cid))
+        checkpoint = tup.checkpoint
+        if (
+            plan is None
+            or plan[4] is None
+            or not _CHECKPOINT_KEYS.issuperset(checkpoint)
+            # (a blob key known as no row or an "empty" one: `build_many` took every value
+            # from the record, in one decoder call, as `_from_recipe` does)
+            or any(self._blobs.get(k, False) is not None for k in plan[1])
+        ):
+            return False
+        inlined = plan[3]
+        shell = {k: None if k == "channel_values" else v for k, v in checkpoint.items()}
+        try:
+            head = [("msgpack", ormsgpack.packb(shell)), ("msgpack", ormsgpack.packb(tup.metadata))]
+        except (TypeError, ValueError, OverflowError):
+            return False
+        state = plan[0]
+        typed = [*head, *(state.inline[ch] for ch in inlined), *((w[7], w[8]) for w in writes)]
+        payload = msgpack_payload(self.serde, typed, PLAN_MAX)
+        if payload is None:
+            return False
+        return (payload, inlined, tuple((w[4], w[5]) for w in writes), thread, ns, cid, parent_id)
+
+    def _from_recipe(self, recipe: tuple, config: RunnableConfig | None) -> CheckpointTuple:
+        payload, inlined, writes, thread, ns, cid, parent_id = recipe
+        out = unpack_payload(self.serde, payload)
+        checkpoint = out[0]
+        n = len(inlined) + 2
+        checkpoint["channel_values"] = dict(zip(inlined, out[2:n]))
+        return CheckpointTuple(
+            config=config or codec.config_of(thread, ns, cid),
+            checkpoint=checkpoint,
+            metadata=out[1],
+            parent_config=codec.config_of(thread, ns, parent_id) if parent_id else None,
+            pending_writes=[(t, c, v) for (t, c), v in zip(writes, out[n:])],
+        )
+
+    def _stamp(self, conn: sqlite3.Connection) -> tuple | None:
+        """(data_version, schema_version, total_changes) of `conn`: unchanged only while
+        no connection committed a change, this one changed no row and ran no DDL. None
+        (keep nothing) inside a transaction (what it reads may be rolled back) and for a
+        database without a file (in-memory ones: shared-cache connections)."""
+        if conn.in_transaction:
+            return None
+        held = self._stampable
+        if held is None or held[0] is not conn:
+            files = {r[1]: r[2] for r in conn.execute("PRAGMA database_list")}
+            held = self._stampable = (conn, bool(files.get("main")))
+        if not held[1]:
+            return None
+        row = conn.execute(_STAMP).fetchone()
+        return (row[0], row[1], conn.total_changes)
 
     def list_rows(
         self,

@@ -120,6 +120,9 @@ class SqliteCore(ReadsMixin, MaintenanceMixin, PendingStatesMixin):
         # read may keep it until the thread is deleted or copied over (`forget`)
         self._blobs: dict[tuple[str, str, str, str], tuple[str, bytes] | None] = {}
         self._plans: dict[Key, tuple] = {}  # see `_plan`
+        # `get_tuple`'s rows while the database is unchanged (see `_reads.ReadsMixin`)
+        self._tuple_rows: dict[tuple[str, str, str | None], tuple] = {}
+        self._stampable: tuple[sqlite3.Connection, bool] | None = None
 
     def cursor(self, conn: sqlite3.Connection) -> sqlite3.Cursor:
         """A cursor of `conn` kept for the write path's statements, each consumed at once
@@ -158,6 +161,7 @@ class SqliteCore(ReadsMixin, MaintenanceMixin, PendingStatesMixin):
         self._states.clear()
         self._blobs.clear()
         self._plans.clear()
+        self._tuple_rows.clear()
         self._rebuilt.clear()
         self.drop_tails()
         if self._txn_states is not None:
