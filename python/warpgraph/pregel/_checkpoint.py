@@ -129,10 +129,10 @@ def _kinds() -> tuple[tuple, type]:
 
 def _snapshot_plan(graph: Any) -> tuple | None:
     """How `_plain_snapshot` finds a checkpoint's tasks and values without an Engine, for
-    the graph's current spec and output keys, or None when a node trigger, a node's single read channel
-    or an output channel is of another kind: (per node (name, triggers, sorted triggers,
-    single read channel or None, subgraphs), output keys, {name: spec} of the
-    BinaryOperatorAggregates among those channels)."""
+    the graph's current spec and output keys, or None when a node trigger, a node's single
+    read channel or an output channel is of another kind: (the GraphSpec, per node in its
+    order (name, sorted triggers, single read channel or None, subgraphs), output
+    keys, {name: spec} of the BinaryOperatorAggregates among those channels)."""
     spec = graph._graph_spec
     keys = graph.stream_channels_asis
     held = graph.__dict__.get("_snapshot_plan")
@@ -158,21 +158,21 @@ def _snapshot_plan(graph: Any) -> tuple | None:
             reads = node.channels
             if not all(ok(c) for c in node.triggers) or (isinstance(reads, str) and not ok(reads)):
                 break
-            trig = tuple(node.triggers)
             single = reads if isinstance(reads, str) else None
-            nodes.append((name, trig, tuple(sorted(trig)), single, node.subgraphs))
+            nodes.append((name, tuple(sorted(node.triggers)), single, node.subgraphs))
         else:
-            plan = (tuple(nodes), list(keys), reducers)
+            if [n[0] for n in nodes] == list(spec.nodes):  # (firing_nodes: spec order)
+                plan = (spec, tuple(nodes), list(keys), reducers)
     graph.__dict__["_snapshot_plan"] = (spec, keys if isinstance(keys, str) else list(keys), plan)
     return plan
 
 
 def _plain_snapshot(plan: tuple, cp: dict, parent_ns: str, step: int) -> tuple | None:
     """A checkpoint's tasks and output values as the Engine would find them (every node
-    considered, in node order: the Engine's triggering rule over the stored versions), read
-    straight from the checkpoint; None when it needs the Engine (pending Sends, a stored
-    delta snapshot, versions that do not compare)."""
-    nodes, keys, reducers = plan
+    considered, in node order: the Engine's triggering rule, `GraphSpec.firing_nodes`, over
+    the stored versions), read straight from the checkpoint; None when it needs the Engine
+    (pending Sends, a stored delta snapshot, versions that do not compare)."""
+    spec, nodes, keys, reducers = plan
     values = cp["channel_values"]
     if values.get(TASKS):
         return None
@@ -190,25 +190,19 @@ def _plain_snapshot(plan: tuple, cp: dict, parent_ns: str, step: int) -> tuple |
     tasks: dict = {}
     versions = cp["channel_versions"]
     if versions:
-        seen_all = cp["versions_seen"]
-        null = type(next(iter(versions.values())))()
+        try:  # (the Engine's triggering rule, in Rust, over the stored versions)
+            fired = spec.firing_nodes(versions, cp["versions_seen"], have)
+        except TypeError:  # (versions of different types: the Engine path raises it)
+            return None
         sstep = str(step)
         cid, v = cp["id"], cp.get("v", 4)
-        try:
-            for name, trig, strig, read, subgraphs in nodes:
-                seen = seen_all.get(name)
-                for c in trig:
-                    if c in have and (seen is None or versions.get(c, null) > seen.get(c, null)):
-                        break
-                else:
-                    continue
-                if read is not None and read not in have:
-                    continue
-                ns = f"{parent_ns}{NS_SEP}{name}" if parent_ns else name
-                tid = _engine.task_id(cid, (ns, sstep, name, PULL, *strig), v)
-                tasks[tid] = _SnapTask(tid, name, (PULL, name), strig, subgraphs)
-        except TypeError:  # (versions of different types: the Engine's own rule decides)
-            return None
+        for i in fired:
+            name, strig, read, subgraphs = nodes[i]
+            if read is not None and read not in have:
+                continue
+            ns = f"{parent_ns}{NS_SEP}{name}" if parent_ns else name
+            tid = _engine.task_id(cid, (ns, sstep, name, PULL, *strig), v)
+            tasks[tid] = _SnapTask(tid, name, (PULL, name), strig, subgraphs)
     return tasks, {k: have[k] for k in keys if k in have}
 
 
