@@ -12,18 +12,6 @@ from typing import Any
 from warpgraph._internal._compat import TypeVar  # PEP 696 defaults
 from warpgraph._internal._typing import StateLike
 
-__all__ = (
-    "ContextT",
-    "ContextT_contra",
-    "InputT",
-    "NodeInputT",
-    "NodeInputT_contra",
-    "OutputT",
-    "StateT",
-    "StateT_co",
-    "StateT_contra",
-)
-
 # the graph's state, and its variances for callables taking or returning it
 StateT = TypeVar("StateT", bound=StateLike)
 StateT_co = TypeVar("StateT_co", bound=StateLike, covariant=True)

@@ -311,7 +311,8 @@ def make_tasks(loop: Any, prepared: list[PreparedTask]) -> dict:
     pns = loop.parent_ns
     base = loop._task_base
     lconf = loop.conf
-    ctx = _StepCtx(loop, lconf, loop.step, loop.checkpoint_id)
+    step, cid = loop.step, loop.checkpoint_id
+    ctx = _StepCtx(loop, lconf, step, cid)
     default_retry = loop.graph.retry_policy
     simple_pad = not loop.pending_writes and lconf.get(CONFIG_KEY_SCRATCHPAD) is None
     rt_base = lconf.get(CONFIG_KEY_RUNTIME)
@@ -333,49 +334,37 @@ def make_tasks(loop: Any, prepared: list[PreparedTask]) -> dict:
                 timeout = packet.timeout
         if mapper is not None and not push:
             val = mapper(val)
-        if lazy and not push and not managed and plans.get(name) is not None:
-            out[task_id] = lazy_task(
+        if lazy and not push and not managed and (plan := plans.get(name)) is not None:
+            # configured on first use (`LazyTask`): the slot holds what building it needs
+            make, writes, cfg = lazy_task, deque(), (loop, lconf, step, cid, plan)
+        else:
+            task_ns = f"{pns}{NS_SEP}{name}{NS_END}{task_id}" if pns else f"{name}{NS_END}{task_id}"
+            writes = deque()
+            pad = None if simple_pad else scratchpad_for(loop, task_id, task_ns)
+            if managed and not push:
+                if pad is None:
+                    pad = _scratch(ctx.step, ctx.stop, _no_null_resume, [])
+                val = {
+                    k: (m(pad) if m is not None else val[k])
+                    for k, m in managed
+                    if m is not None or k in val
+                }
+            cfg = _task_config(
+                ctx,
                 name,
-                val,
-                node,
-                deque(),
-                (loop, lconf, ctx.step, ctx.cid, plans[name]),
-                triggers,
-                retry or default_retry,
-                None,
                 task_id,
                 path,
-                writers,
-                subgraphs,
-                timeout,
+                triggers,
+                task_ns,
+                metadata,
+                tags,
+                push,
+                writes,
+                pad,
+                None if rt_fast else runtime_for(loop, task_ns, task_id),
             )
-            continue
-        task_ns = f"{pns}{NS_SEP}{name}{NS_END}{task_id}" if pns else f"{name}{NS_END}{task_id}"
-        writes: deque = deque()
-        pad = None if simple_pad else scratchpad_for(loop, task_id, task_ns)
-        if managed and not push:
-            if pad is None:
-                pad = _scratch(ctx.step, ctx.stop, _no_null_resume, [])
-            val = {
-                k: (m(pad) if m is not None else val[k])
-                for k, m in managed
-                if m is not None or k in val
-            }
-        cfg = _task_config(
-            ctx,
-            name,
-            task_id,
-            path,
-            triggers,
-            task_ns,
-            metadata,
-            tags,
-            push,
-            writes,
-            pad,
-            None if rt_fast else runtime_for(loop, task_ns, task_id),
-        )
-        out[task_id] = _task(
+            make = _task
+        out[task_id] = make(
             name,
             val,
             node,

@@ -27,6 +27,15 @@ CHECKPOINT_COLUMNS = (
 _NAMESPACE = """thread_id TEXT COLLATE "C" NOT NULL,
     checkpoint_ns TEXT COLLATE "C" NOT NULL DEFAULT '',"""
 
+
+def _head_moved(thread: str, ns: str, actual: str) -> str:
+    """The plpgsql statement of a fence that lost: raise CONFLICT_SQLSTATE with the names
+    of its variables holding the namespace and the head that won in the DETAIL's JSON."""
+    return f"""RAISE EXCEPTION 'checkpoint head moved' USING ERRCODE = '{CONFLICT_SQLSTATE}',
+            DETAIL = json_build_object('thread_id', {thread}, 'checkpoint_ns', {ns},
+                                       'expected', expected, 'actual', {actual})::text;"""
+
+
 # Arbitrary constant for pg_advisory_xact_lock: serialises concurrent setup() calls.
 SETUP_LOCK_KEY = 0x77617270
 
@@ -91,9 +100,7 @@ MIGRATIONS: list[str] = [
 ) RETURNS BOOLEAN LANGUAGE plpgsql AS $$
 BEGIN
     IF NOT stored THEN
-        RAISE EXCEPTION 'checkpoint head moved' USING ERRCODE = '{CONFLICT_SQLSTATE}',
-            DETAIL = json_build_object('thread_id', thread_id, 'checkpoint_ns', checkpoint_ns,
-                                       'expected', expected, 'actual', actual)::text;
+        {_head_moved("thread_id", "checkpoint_ns", "actual")}
     END IF;
     RETURN true;
 END $$""",
@@ -116,9 +123,7 @@ BEGIN
     SELECT max(c.checkpoint_id) INTO latest FROM {CHECKPOINTS} c
     WHERE c.thread_id = thread AND c.checkpoint_ns = ns;
     IF latest IS DISTINCT FROM expected THEN
-        RAISE EXCEPTION 'checkpoint head moved' USING ERRCODE = '{CONFLICT_SQLSTATE}',
-            DETAIL = json_build_object('thread_id', thread, 'checkpoint_ns', ns,
-                                       'expected', expected, 'actual', latest)::text;
+        {_head_moved("thread", "ns", "latest")}
     END IF;
     RETURN true;
 END $$""",
