@@ -45,5 +45,7 @@ def test_ensure_config_keys(configs, expected) -> None:
     got = ensure_config(*configs)
     want = {**_BASE, **expected}
     limit = want.pop("recursion_limit", None)
-    assert int(got.pop("recursion_limit")) == (limit if limit is not None else int(DEFAULT_RECURSION_LIMIT))
+    assert int(got.pop("recursion_limit")) == (
+        limit if limit is not None else int(DEFAULT_RECURSION_LIMIT)
+    )
     assert got == want
