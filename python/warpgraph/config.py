@@ -193,6 +193,8 @@ CONFIG_KEYS = (
     "configurable",
     "run_id",
 )
+_CONFIG_KEY_SET = frozenset(CONFIG_KEYS)
+_SIZED_TYPES = (list, tuple, dict)  # (`_not_empty`: empty ones are no values)
 _COPIABLE_KEYS = frozenset(("tags", "metadata", "callbacks", "configurable"))
 _PROPAGATE_TO_METADATA = frozenset(
     ("checkpoint_ns", "graph_id", "checkpoint_id", "run_id", "thread_id", "task_id", "assistant_id")
@@ -357,10 +359,13 @@ def ensure_config(*configs: RunnableConfig | None) -> RunnableConfig:
     for config in configs:
         if config is None:
             continue
+        extra = False  # (keys that are not config keys go to the configurable below)
         for k, v in config.items():
-            if not _not_empty(v):
+            # (`_not_empty(v)` written out: a call per key of every run's config)
+            if v is None or (isinstance(v, _SIZED_TYPES) and len(v) == 0):
                 continue
-            if k not in CONFIG_KEYS:
+            if k not in _CONFIG_KEY_SET:
+                extra = True
                 continue
             if k == CONF:
                 out[k] = {**out[k], **v} if out.get(k) else dict(v)
@@ -373,9 +378,10 @@ def ensure_config(*configs: RunnableConfig | None) -> RunnableConfig:
                 out[k] = [*out[k], *new] if out.get(k) else new
             else:
                 out[k] = v
-        for k, v in config.items():
-            if k not in CONFIG_KEYS and _not_empty(v):
-                out[CONF][k] = v
+        if extra:
+            for k, v in config.items():
+                if k not in _CONFIG_KEY_SET and _not_empty(v):
+                    out[CONF][k] = v
     configurable, metadata = out.get(CONF), out.get("metadata")
     if configurable and metadata is not None:
         for key in _PROPAGATE_TO_METADATA:

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
+from warpgraph._internal._codegen import slot_builder
 from warpgraph._internal._compat import TypedDict, Unpack
 from warpgraph._internal._constants import CONF, CONFIG_KEY_RUNTIME
 from warpgraph.config import get_config
@@ -179,6 +180,11 @@ class Runtime(Generic[ContextT]):
 
 DEFAULT_RUNTIME: Runtime[Any] = Runtime()
 
+# _new_runtime(context, store, stream_writer, heartbeat, previous, execution_info,
+#              server_info, control): a Runtime from its fields in order, without the
+# frozen dataclass's keyword __init__ (a run makes one)
+_new_runtime = slot_builder(Runtime)
+
 
 def run_runtime(
     parent: Any,
@@ -194,14 +200,21 @@ def run_runtime(
     put there: only its `context` is adopted)."""
     if not isinstance(parent, Runtime):
         parent = Runtime(context=getattr(parent, "context", None))
-    own = Runtime(
-        context=context,
-        store=store,
-        stream_writer=stream_writer or _no_op_stream_writer,
-        server_info=_server_info(configurable),
-        control=control or parent.control or RunControl(),
+    # `parent.merge(Runtime(context=..., store=..., stream_writer=..., server_info=...,
+    # control=...))`, field by field, without the intermediate runtime: its other fields
+    # are the defaults, which merge replaces with the parent's
+    own_control = control or parent.control or RunControl()
+    writer = stream_writer or _no_op_stream_writer
+    return _new_runtime(
+        context or parent.context,
+        store or parent.store,
+        parent.stream_writer if writer is _no_op_stream_writer else writer,
+        parent.heartbeat,
+        parent.previous,
+        parent.execution_info,
+        _server_info(configurable) or parent.server_info,
+        own_control or parent.control,
     )
-    return parent.merge(own)
 
 
 def _server_info(configurable: dict[str, Any]) -> ServerInfo | None:

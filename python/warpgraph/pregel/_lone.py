@@ -109,8 +109,8 @@ def _lone_tasks(loop: Any, is_async: bool) -> Generator[Any, None, None]:
     tasks, a PUSH task, a node lone steps cannot run (`lone_plans`; the sync driver's need a
     plan, the async runner's run the node as the general path does)."""
     conf = loop.conf
-    if loop.pending_writes or loop.is_replaying or CONFIG_KEY_RESUMING in conf:
-        return  # none of these changes while steps run here
+    if loop.pending_writes or loop.is_replaying:
+        return  # neither changes while steps run here
     prepare = loop.engine.prepare_next_tasks
     runs = lone_plans(loop.graph)
     pns = loop.parent_ns
@@ -154,6 +154,9 @@ def _lone_tasks(loop: Any, is_async: bool) -> Generator[Any, None, None]:
             loop.start_lone_task(t)
         yield t
         prepared = loop.finish_lone_step(t)
+        if CONFIG_KEY_RESUMING in conf:  # (the first step's tasks saw the flag)
+            loop._end_resuming()
+            conf = loop.conf
 
 
 def lone_plans(graph: Any) -> dict[str, LonePlan]:

@@ -63,8 +63,12 @@ class SettleMixin:
             self._prepare_tasks()
             raise GraphInterrupt()
         if CONFIG_KEY_RESUMING in self.conf:
-            conf = self.conf = {k: v for k, v in self.conf.items() if k != CONFIG_KEY_RESUMING}
-            self.config = {**self.config, CONF: conf}
+            self._end_resuming()
+
+    def _end_resuming(self) -> None:
+        """The run's first step is over: later tasks' configs carry no resuming flag."""
+        conf = self.conf = {k: v for k, v in self.conf.items() if k != CONFIG_KEY_RESUMING}
+        self.config = {**self.config, CONF: conf}
 
     def _touches_output(self, updated: list[str]) -> bool:
         return not self._out_set.isdisjoint(updated)
