@@ -76,8 +76,10 @@ def _take_fast_paths(
     is_async: bool,
 ) -> None:
     """A driver's fast paths for this run (`loop.runs_lone_tasks`, `awaits_lone_tasks`,
-    `perform_write`, `lone_session`, `packed_puts`): nobody consumes chunks between steps,
-    so the runner would run a lone task in the driver's thread (sync) or inline in its
+    `perform_write`, `lone_session`, `packed_puts`, `lone_out`): nobody consumes chunks
+    between steps, or only "updates" / "values" chunks made when a step's task finishes
+    and its step is applied (`_streams_lone`; the machine has them drained where `_steps`
+    drains them: `LoneDrainOp`, before a `LoneRunOp`), so the runner would run a lone task in the driver's thread (sync) or inline in its
     asyncio task (async, `atick`): the loop may run it itself (the async driver only awaits
     the task, `_lone.alone_steps`), and hand its saver ops on itself: as they are when the
     session only passes them on (async: when the saver's async methods only call the sync

@@ -1,7 +1,8 @@
 """Super-steps of one plain task, run inside the step machine without the drivers.
 
 Most steps of chains and loops run exactly one task. When nothing observes a step from
-outside (the sync driver with no stream consumer, no interrupts, no retry policy or
+outside (the sync driver with no stream consumer, or one of "updates" / "values" chunks
+only, handed on between steps: see `lone_steps`; no interrupts, no retry policy or
 timeout, and either no saver, one the session passes ops to unchanged, or a batching /
 group-commit session: `loop.perform_write`, `loop.lone_session`) and the task's node has a
 plan (`_algo.node_plan`: a plain function and warpgraph's own writers), the whole step is:
@@ -100,6 +101,9 @@ def lone_steps(loop: Any) -> Generator[LoneDrainOp, Any, None]:
             if out is None:
                 loop.fail_lone_task(t, exc)
             else:
+                if token is not None:  # (the consumer's code runs while it has the chunks)
+                    ACTIVE.reset(token)
+                    token = None
                 yield from _failed_streamed(loop, t, exc, out)
             raise
         finally:
