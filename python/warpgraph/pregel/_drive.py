@@ -34,7 +34,7 @@ from warpgraph.pregel._cache import CACHE_OP, aperform, perform
 from warpgraph.pregel._live import LiveOut, tick_live
 from warpgraph.pregel._loop import RUN, PregelLoop
 from warpgraph.pregel._persist import ACTIVE, SaverSession, _in_memory
-from warpgraph.pregel._records import LONE_RUN, LoneRunOp
+from warpgraph.pregel._records import LONE_DRAIN, LONE_RUN, LoneRunOp
 from warpgraph.pregel._retry import arun_with_retry
 from warpgraph.pregel._runner import PregelRunner
 from warpgraph.pregel._stream import Stream
@@ -76,8 +76,10 @@ def _take_fast_paths(
     is_async: bool,
 ) -> None:
     """A driver's fast paths for this run (`loop.runs_lone_tasks`, `awaits_lone_tasks`,
-    `perform_write`, `lone_session`, `packed_puts`): nobody consumes chunks between steps,
-    so the runner would run a lone task in the driver's thread (sync) or inline in its
+    `perform_write`, `lone_session`, `packed_puts`, `lone_out`): nobody consumes chunks
+    between steps, or only "updates" / "values" chunks made when a step's task finishes
+    and its step is applied (`_streams_lone`; the machine has them drained where `_steps`
+    drains them: `LoneDrainOp`, before a `LoneRunOp`), so the runner would run a lone task in the driver's thread (sync) or inline in its
     asyncio task (async, `atick`): the loop may run it itself (the async driver only awaits
     the task, `_lone.alone_steps`), and hand its saver ops on itself: as they are when the
     session only passes them on (async: when the saver's async methods only call the sync
@@ -97,15 +99,34 @@ def _take_fast_paths(
         loop.perform_write = session.perform_write
         loop.lone_session = session
     tick = "atick" if is_async else "tick"  # (the runner's own: no subclass's)
+    streamed = out is not None and _streams_lone(loop)
     loop.runs_lone_tasks = (
         (session is None or loop.perform_write is not None)
-        and out is None
-        and loop.stream is None
+        and ((out is None and loop.stream is None) or streamed)
         and timeout is None
         and runner.retry_policy is None
         and getattr(type(runner), tick) is getattr(PregelRunner, tick)
     )
     loop.awaits_lone_tasks = is_async and loop.runs_lone_tasks
+    if streamed and loop.runs_lone_tasks:
+        loop.lone_out = out
+
+
+# the stream modes whose chunks a lone step makes only when its task finishes and its step
+# is applied (through the loop's emission code), to be handed on before the next step runs
+_LONE_MODES = frozenset(("updates", "values"))
+
+
+def _streams_lone(loop: PregelLoop) -> bool:
+    """Whether lone steps may run in this streamed run: only its own stream (no parent's),
+    only "updates" / "values" chunks, nothing handed on while a step runs (`_eager`)."""
+    stream = loop.stream
+    return (
+        stream is not None
+        and stream is loop.own_stream
+        and stream.modes <= _LONE_MODES
+        and not _eager(loop)
+    )
 
 
 # --- what `_steps` yields to the drivers ---------------------------------------------
@@ -172,7 +193,7 @@ def _closing(machine: Any, session: SaverSession | None) -> Generator[Any, Any, 
             kind = op[0]
             if kind is CACHE_OP:
                 value = yield op
-            elif kind is RUN or kind is LONE_RUN or session is None:
+            elif kind is RUN or kind is LONE_RUN or kind is LONE_DRAIN or session is None:
                 pass  # (nothing runs any more)
             elif kind in ("get_tuple", "get_before", "get_delta_history"):
                 value = yield _Call(kind, op[1:])
@@ -269,6 +290,13 @@ def _steps(
             raise
         value = exc = None
         kind = op[0]
+        # a streamed run's lone steps (`_lone.py`): queued chunks go where they go below,
+        # before a step's tasks run (and a consumer stopping here stops the run)
+        if kind is LONE_DRAIN:
+            yield from _drain(out)
+            continue
+        if kind is LONE_RUN and out:
+            yield from _drain(out)
         try:
             if kind is LONE_RUN:  # (the async driver's: `_lone.alone_steps`)
                 value = yield op

@@ -1,7 +1,8 @@
 """Super-steps of one plain task, run inside the step machine without the drivers.
 
 Most steps of chains and loops run exactly one task. When nothing observes a step from
-outside (the sync driver with no stream consumer, no interrupts, no retry policy or
+outside (the sync driver with no stream consumer, or one of "updates" / "values" chunks
+only, handed on between steps: see `lone_steps`; no interrupts, no retry policy or
 timeout, and either no saver, one the session passes ops to unchanged, or a batching /
 group-commit session: `loop.perform_write`, `loop.lone_session`) and the task's node has a
 plan (`_algo.node_plan`: a plain function and warpgraph's own writers), the whole step is:
@@ -48,7 +49,13 @@ from warpgraph._internal._flags import FAST_PATHS
 from warpgraph.pregel._algo import _RT_FIELDS, _RT_STD, _stored_config, lazy_plans, lazy_task
 from warpgraph.pregel._derived import LonePlan, derived
 from warpgraph.pregel._persist import ACTIVE
-from warpgraph.pregel._records import LONE_RUN, LoneRunOp, PreparedTask
+from warpgraph.pregel._records import (
+    LONE_DRAIN_OP,
+    LONE_RUN,
+    LoneDrainOp,
+    LoneRunOp,
+    PreparedTask,
+)
 from warpgraph.pregel._retry import _run_unconfigured
 
 _record = tuple.__new__  # a record of every field without its __new__'s Python frame
@@ -62,7 +69,7 @@ def lone_steps_ok(loop: Any) -> bool:
         FAST_PATHS
         and loop.runs_lone_tasks
         and (loop.saver is None or loop.perform_write is not None)
-        and loop.stream is None
+        and (loop.stream is None or loop.lone_out is not None)
         and not loop.interrupt_before
         and not loop.interrupt_after
         and not loop.graph.retry_policy
@@ -75,31 +82,63 @@ def lone_steps_ok(loop: Any) -> bool:
     )
 
 
-def lone_steps(loop: Any) -> None:
-    """Run steps of one planned task until a step needs the general loop (see module doc)."""
+def lone_steps(loop: Any) -> Generator[LoneDrainOp, Any, None]:
+    """Run steps of one planned task until a step needs the general loop (see module doc).
+    In a streamed run (`loop.lone_out`, the driver's chunk queue) it yields `LoneDrainOp`
+    where the general path's driver hands queued chunks on: before a step's task runs (the
+    previous steps' chunks; a consumer that stops there stops the run before the task
+    runs) and after a task failed (its chunks before the machine saves its writes)."""
     session = loop.lone_session
     writer = session is not None and session.mode == "writer"
+    out = loop.lone_out
     for t in _lone_tasks(loop, False):
+        if out:
+            yield LONE_DRAIN_OP
         token = ACTIVE.set(session) if writer else None  # nested runs share its writer
         try:  # (its config not built yet: the task holds what building it needs)
             copy_context().run(_run_unconfigured, t, _stored_config(t), True)  # (a copy per task)
         except Exception as exc:
-            loop.fail_lone_task(t, exc)
+            if out is None:
+                loop.fail_lone_task(t, exc)
+            else:
+                if token is not None:  # (the consumer's code runs while it has the chunks)
+                    ACTIVE.reset(token)
+                    token = None
+                yield from _failed_streamed(loop, t, exc, out)
             raise
         finally:
             if token is not None:
                 ACTIVE.reset(token)
 
 
-def alone_steps(loop: Any) -> Generator[LoneRunOp, Any, None]:
+def _failed_streamed(loop: Any, t: Any, exc: Exception, out: Any) -> Generator[Any, Any, None]:
+    """`fail_lone_task` in a streamed run, in the general path's order: the runner's commit
+    of the failure (a session's hook saves its writes at once), the driver hands the
+    chunks it made on (an interrupt's), then the step machine saves the queued writes."""
+    if loop.lone_session is not None:
+        loop.fail_lone_task(t, exc)
+        if out:
+            yield LONE_DRAIN_OP
+        return
+    loop.commit_lone_failure(t, exc)
+    if out:
+        yield LONE_DRAIN_OP
+    loop._perform_queued_writes()
+
+
+def alone_steps(loop: Any) -> Generator[LoneRunOp | LoneDrainOp, Any, None]:
     """`lone_steps` under the async driver (`loop.awaits_lone_tasks`): the step machine
     yields each step's task for the driver to run as the async runner runs a step's only
     task (`arun_with_retry`, in the driver's context); the rest of the step is the same."""
+    out = loop.lone_out
     for t in _lone_tasks(loop, True):
-        try:
+        try:  # (the driver hands queued chunks on before it runs the task)
             yield _record(LoneRunOp, (LONE_RUN, t))  # LoneRunOp(...)
         except Exception as exc:
-            loop.fail_lone_task(t, exc)
+            if out is None:
+                loop.fail_lone_task(t, exc)
+            else:
+                yield from _failed_streamed(loop, t, exc, out)
             raise
 
 
@@ -117,6 +156,7 @@ def _lone_tasks(loop: Any, is_async: bool) -> Generator[Any, None, None]:
     v = loop.checkpoint_v
     control = loop.control
     perform = loop.perform_write
+    streamed = loop.stream is not None
     # the step's tasks, when the previous step's crossing prepared them
     prepared: list[PreparedTask] | None = None
     while loop.step <= loop.stop:
@@ -150,7 +190,7 @@ def _lone_tasks(loop: Any, is_async: bool) -> Generator[Any, None, None]:
             subgraphs,
             None,
         )
-        if perform is not None:
+        if perform is not None or streamed:
             loop.start_lone_task(t)
         yield t
         prepared = loop.finish_lone_step(t)

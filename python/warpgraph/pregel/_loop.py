@@ -185,6 +185,9 @@ class PregelLoop(EnterMixin, TaskWritesMixin, LoneStepMixin, SettleMixin, Checkp
         # async one with `awaits_lone_tasks`: the machine yields their tasks for it to run
         self.runs_lone_tasks = False
         self.awaits_lone_tasks = False
+        # set by a driver when lone steps may run in a streamed run: its chunk queue, which
+        # lone steps have the driver drain where the general path's driver does
+        self.lone_out: Any = None
         # set by a driver when the loop may perform its saver write ops itself:
         # `perform_write(op)` does what the driver would; with a batching / group-commit
         # session (`lone_session`), task writes and commits go through its methods
@@ -364,7 +367,7 @@ class PregelLoop(EnterMixin, TaskWritesMixin, LoneStepMixin, SettleMixin, Checkp
                     if self.awaits_lone_tasks:
                         yield from alone_steps(self)
                     else:
-                        lone_steps(self)
+                        yield from lone_steps(self)
                 if not self._tick():
                     break
                 if self.cache is not None:

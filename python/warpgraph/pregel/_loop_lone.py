@@ -28,21 +28,26 @@ class LoneStepMixin:
         return "run_name" in self._task_base
 
     def start_lone_task(self, task: Any) -> None:
-        """A lone step's task is about to run. With `perform_write` the loop records it
-        as the step's task and its session commits the previous checkpoint first (the
+        """A lone step's task is about to run. With `perform_write` (or a stream: its
+        chunks name the task) the loop records it as the step's task and its session commits the previous checkpoint first (the
         driver's order)."""
-        if self.perform_write is not None:
-            self.tasks = {task.id: task}
+        if self.perform_write is not None or self.stream is not None:
+            self.tasks = {task.id: task}  # (a streamed run's chunks name it)
             if self.lone_session is not None:
                 self.lone_session.flush()
 
     def fail_lone_task(self, task: Any, exc: BaseException) -> None:
         """A lone step's task failed (the caller raises `exc`): LangGraph's commit of the
         failure, saved at once as the driver would."""
+        self.commit_lone_failure(task, exc)
+        self._perform_queued_writes()
+
+    def commit_lone_failure(self, task: Any, exc: BaseException) -> None:
+        """LangGraph's commit of a lone step's failed task, its writes queued for the saver
+        (a streamed run hands the chunks it made on before they are saved: `_lone.py`)."""
         if self.tasks.get(task.id) is not task:  # (keeping the tasks it called)
             self.tasks = {task.id: task}
         self.on_task_done(task, exc)
-        self._perform_queued_writes()
 
     def finish_lone_step(self, task: Any) -> list[PreparedTask] | None:
         """A lone step's task finished: LangGraph's commit of its writes (saved at once
@@ -54,6 +59,8 @@ class LoneStepMixin:
         if perform is not None:
             self.on_task_done(task, None)  # pending writes, and the saver's put_writes
             self._perform_queued_writes()
+        elif self.stream is not None:  # no saver, streamed: the commit makes its chunks
+            self.on_task_done(task, None)
         else:  # no saver: nothing else of the commit applies (see `lone_steps_ok`)
             ws = task.writes
             if not ws or ws[0][0] in CONTROL_WRITES:  # (the call only when it may mark)

@@ -13,9 +13,12 @@ from __future__ import annotations
 from typing import Any, Literal, NamedTuple
 
 __all__ = (
+    "LONE_DRAIN",
+    "LONE_DRAIN_OP",
     "LONE_RUN",
     "RUN",
     "GetTupleOp",
+    "LoneDrainOp",
     "LoneRunOp",
     "PreparedTask",
     "PutCheckpointOp",
@@ -27,6 +30,7 @@ __all__ = (
 
 RUN = "run"
 LONE_RUN = "run_lone"
+LONE_DRAIN = "drain_lone"
 
 
 # --- the engine's tuples (layout only) ---------------------------------------------------
@@ -66,6 +70,17 @@ class LoneRunOp(NamedTuple):
 
     kind: Literal["run_lone"]
     task: Any
+
+
+class LoneDrainOp(NamedTuple):
+    """Hand the queued stream chunks on now (`_lone.py`: the sync driver's lone steps of a
+    streamed run yield it where the general path's driver drains: before a step's task
+    runs, after a task failed); the driver sends back nothing."""
+
+    kind: Literal["drain_lone"]
+
+
+LONE_DRAIN_OP = LoneDrainOp(LONE_DRAIN)
 
 
 class GetTupleOp(NamedTuple):
