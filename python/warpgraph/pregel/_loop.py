@@ -127,6 +127,7 @@ class PregelLoop(EnterMixin, TaskWritesMixin, LoneStepMixin, SettleMixin, Checkp
         "is_replaying",
         "latest_values",
         "lifecycle",
+        "lone_out",
         "lone_session",
         "modes",
         "next_version",
