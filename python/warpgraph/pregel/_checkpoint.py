@@ -32,6 +32,7 @@ from warpgraph.config import (
 )
 from warpgraph.pregel import _engine
 from warpgraph.pregel._delta import ahydrated, hydrated
+from warpgraph.pregel._derived import derived
 from warpgraph.pregel._io import read_channels
 from warpgraph.pregel._persist import foreign_tuple
 from warpgraph.pregel._standalone import channels_from_checkpoint, empty_checkpoint
@@ -133,11 +134,12 @@ def _snapshot_plan(graph: Any) -> tuple | None:
     read channel or an output channel is of another kind: (the GraphSpec, per node in its
     order (name, sorted triggers, single read channel or None, subgraphs), output
     keys, {name: spec} of the BinaryOperatorAggregates among those channels)."""
-    spec = graph._graph_spec
     keys = graph.stream_channels_asis
-    held = graph.__dict__.get("_snapshot_plan")
-    if held is not None and held[0] is spec and held[1] == keys:
-        return held[2]
+    d = derived(graph)  # (the spec's caches: dropped with it)
+    cache_key = keys if isinstance(keys, str) else tuple(keys)
+    if cache_key in d.snapshot_plans:
+        return d.snapshot_plans[cache_key]
+    spec = d.spec
     plain, reducing = _kinds()
     chans = {k: v for k, v in graph.channels.items() if isinstance(v, BaseChannel)}
     reducers: dict[str, Any] = {}
@@ -163,7 +165,7 @@ def _snapshot_plan(graph: Any) -> tuple | None:
         else:
             if [n[0] for n in nodes] == list(spec.nodes):  # (firing_nodes: spec order)
                 plan = (spec, tuple(nodes), list(keys), reducers)
-    graph.__dict__["_snapshot_plan"] = (spec, keys if isinstance(keys, str) else list(keys), plan)
+    d.snapshot_plans[cache_key] = plan
     return plan
 
 

@@ -7,7 +7,7 @@ have changed, so every cache below is invalidated in that one place; nothing els
 clearing. A run takes the graph's `GraphDerived` once, when its loop is made.
 
 The caches are filled by the modules that know how to compute them (`_algo.lazy_plans`,
-`_lone.lone_plans`, `lazy_values_ok` here); this module only owns their lifetime.
+`_lone.lone_plans`, `_checkpoint._snapshot_plan`, `lazy_values_ok` here); this module only owns their lifetime.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ class LonePlan(NamedTuple):
 class GraphDerived:
     """The caches derived from one engine spec of a graph (see module doc)."""
 
-    __slots__ = ("lazy_plans", "lazy_values", "lone_plans", "nodes", "spec")
+    __slots__ = ("lazy_plans", "lazy_values", "lone_plans", "nodes", "snapshot_plans", "spec")
 
     def __init__(self, graph: Any, spec: Any) -> None:
         self.spec = spec
@@ -75,6 +75,8 @@ class GraphDerived:
         self.lone_plans: dict[str, LonePlan] | None = None
         # output keys -> whether the latest values may be read lazily (`lazy_values_ok`)
         self.lazy_values: dict[Any, bool] = {}
+        # output keys -> how snapshots read without an Engine (`_checkpoint._snapshot_plan`)
+        self.snapshot_plans: dict[Any, tuple | None] = {}
 
 
 def derived(graph: Any) -> GraphDerived:
