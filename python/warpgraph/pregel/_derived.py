@@ -7,7 +7,8 @@ have changed, so every cache below is invalidated in that one place; nothing els
 clearing. A run takes the graph's `GraphDerived` once, when its loop is made.
 
 The caches are filled by the modules that know how to compute them (`_algo.lazy_plans`,
-`_lone.lone_plans`, `_checkpoint._snapshot_plan`, `lazy_values_ok` here); this module only owns their lifetime.
+`_lone.lone_plans`, `_checkpoint._snapshot_plan`, `lazy_values_ok` here); this module only
+owns their lifetime.
 """
 
 from __future__ import annotations

@@ -79,10 +79,10 @@ def _take_fast_paths(
     `perform_write`, `lone_session`, `packed_puts`, `lone_out`): nobody consumes chunks
     between steps, or only "updates" / "values" chunks made when a step's task finishes
     and its step is applied (`_streams_lone`; the machine has them drained where `_steps`
-    drains them: `LoneDrainOp`, before a `LoneRunOp`), so the runner would run a lone task in the driver's thread (sync) or inline in its
-    asyncio task (async, `atick`): the loop may run it itself (the async driver only awaits
-    the task, `_lone.alone_steps`), and hand its saver ops on itself: as they are when the
-    session only passes them on (async: when the saver's async methods only call the sync
+    drains them: `LoneDrainOp`, before a `LoneRunOp`), so the runner would run a lone task
+    in the driver's thread (sync) or inline in its asyncio task (async, `atick`): the loop
+    may run it itself (the async driver only awaits the task, `_lone.alone_steps`), and
+    hand its saver ops on itself: as they are when the session only passes them on (async: when the saver's async methods only call the sync
     ones, `SaverSession.sync_twins`), else, sync only, through the session (batch / writer
     mode taking each task's writes: the same calls the driver makes, in the same order)."""
     if session is None:

@@ -29,8 +29,8 @@ class LoneStepMixin:
 
     def start_lone_task(self, task: Any) -> None:
         """A lone step's task is about to run. With `perform_write` (or a stream: its
-        chunks name the task) the loop records it as the step's task and its session commits the previous checkpoint first (the
-        driver's order)."""
+        chunks name the task) the loop records it as the step's task and its session commits
+        the previous checkpoint first (the driver's order)."""
         if self.perform_write is not None or self.stream is not None:
             self.tasks = {task.id: task}  # (a streamed run's chunks name it)
             if self.lone_session is not None:
