@@ -82,9 +82,10 @@ def _take_fast_paths(
     drains them: `LoneDrainOp`, before a `LoneRunOp`), so the runner would run a lone task
     in the driver's thread (sync) or inline in its asyncio task (async, `atick`): the loop
     may run it itself (the async driver only awaits the task, `_lone.alone_steps`), and
-    hand its saver ops on itself: as they are when the session only passes them on (async: when the saver's async methods only call the sync
-    ones, `SaverSession.sync_twins`), else, sync only, through the session (batch / writer
-    mode taking each task's writes: the same calls the driver makes, in the same order)."""
+    hand its saver ops on itself: as they are when the session only passes them on
+    (async: when the saver's async methods only call the sync ones,
+    `SaverSession.sync_twins`), else, sync only, through the session (batch / writer mode
+    taking each task's writes: the same calls the driver makes, in the same order)."""
     if session is None:
         loop.perform_write = None
     elif (
