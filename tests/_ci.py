@@ -1,9 +1,12 @@
 """Skips under CI: CI runs every test, so there a skip is a failure, except the opt-in
-variants named here. Shared by the conftests of tests/ and benches/."""
+variants named here. Shared by the conftests of tests/ and benches/, which import its two
+hooks."""
 
 from __future__ import annotations
 
 import os
+
+import pytest
 
 LONG_SKIP = "long variant; set WARPGRAPH_LONG_TESTS=1"
 FAST_PATHS_SKIP = "tests a fast path, off with WARPGRAPH_FAST_PATHS=0"
@@ -34,3 +37,16 @@ def fail_skip_in_ci(report) -> None:
         return
     report.outcome = "failed"
     report.longrepr = f"skipped under CI=true (CI runs every test): {reason}"
+
+
+# the two hooks a conftest imports (pytest finds them in its namespace) to apply the rule
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    fail_skip_in_ci(outcome.get_result())
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector):
+    outcome = yield
+    fail_skip_in_ci(outcome.get_result())

@@ -12,8 +12,9 @@ from tests._ci import (
     FAST_PATHS_SKIP,
     LONG_SKIP,
     PY310_REFERENCE_SKIP,
-    fail_skip_in_ci,
     in_ci,
+    pytest_make_collect_report,  # noqa: F401 - hooks: pytest finds them here
+    pytest_runtest_makereport,  # noqa: F401
 )
 
 settings.register_profile(
@@ -87,18 +88,6 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip_long)
         if not FAST_PATHS and "fast_paths" in item.keywords:
             item.add_marker(skip_fast)
-
-
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item, call):
-    outcome = yield
-    fail_skip_in_ci(outcome.get_result())
-
-
-@pytest.hookimpl(hookwrapper=True)
-def pytest_make_collect_report(collector):
-    outcome = yield
-    fail_skip_in_ci(outcome.get_result())
 
 
 # --- PostgreSQL: ONE scratch server per session, shared by every test directory --------
