@@ -160,8 +160,9 @@ class GraphSpec:
         versions_seen: dict[str, dict[str, Any]],
         available: Container[str],
     ) -> list[int]:
-        """Indices (node order) of the nodes that fire on a stored checkpoint, by the
-        Engine's triggering rule, without restoring it."""
+        """Indices (node order) of the nodes that get a PULL task on a stored checkpoint
+        (the Engine's triggering rule; a node whose single read channel is empty gets
+        none), without restoring it."""
 
 class Engine:
     """Per-run state: channel values, channel_versions, versions_seen, updated_channels."""

@@ -140,3 +140,37 @@ def test_no_versions_fire_nothing_and_mixed_types_raise() -> None:
     assert spec.firing_nodes({}, {}, set()) == []
     with pytest.raises(TypeError):
         spec.firing_nodes({"branch:to:a": 2}, {"a": {"branch:to:a": "x"}}, {"branch:to:a"})
+
+
+def test_a_node_whose_single_read_channel_is_empty_gets_no_task() -> None:
+    from warpgraph.channels import LastValue
+    from warpgraph.pregel import Pregel
+    from warpgraph.pregel._read import PregelNode
+    from warpgraph.pregel._write import ChannelWrite, ChannelWriteEntry
+
+    reads_b = PregelNode(
+        channels="b", triggers=["a"], writers=[ChannelWrite([ChannelWriteEntry("c")])]
+    )
+    reads_a = PregelNode(
+        channels="a", triggers=["a"], writers=[ChannelWrite([ChannelWriteEntry("b")])]
+    )
+    app = Pregel(
+        nodes={"reads_b": reads_b, "reads_a": reads_a},
+        channels={"a": LastValue(int), "b": LastValue(int), "c": LastValue(int)},
+        input_channels="a",
+        output_channels="c",
+    )
+    spec, names = app._graph_spec, list(app.nodes)
+    versions = {"a": "00000000000000000000000000000001.0.5"}
+    got = [names[i] for i in spec.firing_nodes(versions, {}, {"a"})]
+    cp = {
+        "v": 4,
+        "id": "1ef4f797-8335-6428-8001-8a1503f9b875",
+        "ts": "",
+        "channel_values": {"a": 1},
+        "channel_versions": versions,
+        "versions_seen": {},
+    }
+    assert got == _engine_nodes(spec, cp) == ["reads_a"]  # (reads_b: "b" holds nothing)
+    both = [names[i] for i in spec.firing_nodes(versions, {}, {"a", "b"})]
+    assert both == ["reads_b", "reads_a"]

@@ -132,7 +132,7 @@ def _snapshot_plan(graph: Any) -> tuple | None:
     """How `_plain_snapshot` finds a checkpoint's tasks and values without an Engine, for
     the graph's current spec and output keys, or None when a node trigger, a node's single
     read channel or an output channel is of another kind: (the GraphSpec, per node in its
-    order (name, sorted triggers, single read channel or None, subgraphs), output
+    order (name, sorted triggers, subgraphs), output
     keys, {name: spec} of the BinaryOperatorAggregates among those channels)."""
     keys = graph.stream_channels_asis
     d = derived(graph)  # (the spec's caches: dropped with it)
@@ -160,8 +160,7 @@ def _snapshot_plan(graph: Any) -> tuple | None:
             reads = node.channels
             if not all(ok(c) for c in node.triggers) or (isinstance(reads, str) and not ok(reads)):
                 break
-            single = reads if isinstance(reads, str) else None
-            nodes.append((name, tuple(sorted(node.triggers)), single, node.subgraphs))
+            nodes.append((name, tuple(sorted(node.triggers)), node.subgraphs))
         else:
             if [n[0] for n in nodes] == list(spec.nodes):  # (firing_nodes: spec order)
                 plan = (spec, tuple(nodes), list(keys), reducers)
@@ -172,8 +171,9 @@ def _snapshot_plan(graph: Any) -> tuple | None:
 def _plain_snapshot(plan: tuple, cp: dict, parent_ns: str, step: int) -> tuple | None:
     """A checkpoint's tasks and output values as the Engine would find them (every node
     considered, in node order: the Engine's triggering rule, `GraphSpec.firing_nodes`, over
-    the stored versions), read straight from the checkpoint; None when it needs the Engine
-    (pending Sends, a stored delta snapshot, versions that do not compare)."""
+    the stored versions, less nodes whose single read channel is empty), read straight from
+    the checkpoint; None when it needs the Engine (pending Sends, a stored delta snapshot,
+    versions that do not compare)."""
     spec, nodes, keys, reducers = plan
     values = cp["channel_values"]
     if values.get(TASKS):
@@ -199,9 +199,7 @@ def _plain_snapshot(plan: tuple, cp: dict, parent_ns: str, step: int) -> tuple |
         sstep = str(step)
         cid, v = cp["id"], cp.get("v", 4)
         for i in fired:
-            name, strig, read, subgraphs = nodes[i]
-            if read is not None and read not in have:
-                continue
+            name, strig, subgraphs = nodes[i]
             ns = f"{parent_ns}{NS_SEP}{name}" if parent_ns else name
             tid = _engine.task_id(cid, (ns, sstep, name, PULL, *strig), v)
             tasks[tid] = _SnapTask(tid, name, (PULL, name), strig, subgraphs)

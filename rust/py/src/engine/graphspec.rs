@@ -245,12 +245,13 @@ impl GraphSpec {
         }
         Ok(out)
     }
-    /// LangGraph's `_triggers` over a stored checkpoint, without restoring it in an Engine:
-    /// the indices, in node order, of the nodes that fire given the checkpoint's
-    /// `channel_versions` and `versions_seen` and `available` (a container of the names of
-    /// the channels that hold a value). Every node is considered (a snapshot's rule: no
-    /// updated channels); only trigger channels' versions are read. The rule is the
-    /// Engine's own (`Topology::fires`); versions that do not compare raise TypeError.
+    /// The PULL tasks of a stored checkpoint, without restoring it in an Engine: the
+    /// indices, in node order, of the nodes that fire (LangGraph's `_triggers`, the
+    /// Engine's own `Topology::fires`) given the checkpoint's `channel_versions` and
+    /// `versions_seen` and `available` (a container of the names of the channels that hold
+    /// a value), less those whose single read channel holds none (as `prepare_next_tasks`
+    /// skips them). Every node is considered (a snapshot's rule: no updated channels); only
+    /// trigger channels' versions are read; versions that do not compare raise TypeError.
     fn firing_nodes(
         &self,
         channel_versions: &Bound<'_, PyDict>,
@@ -275,6 +276,10 @@ impl GraphSpec {
             }
             avail[c] = available.contains(name)?;
         }
+        let reads = |c: usize| -> PyResult<bool> {
+            Ok(avail[c]
+                || (!topo.is_trigger(c) && available.contains(spec.chan_names[c].bind(py))?))
+        };
         let mut out = Vec::new();
         let mut seen; // (the node's seen versions of its triggers)
         for (i, node) in topo.nodes.iter().enumerate() {
@@ -301,7 +306,12 @@ impl GraphSpec {
                     |c| Ok::<bool, CoreError<PyErr>>(avail[c]),
                 )
                 .map_err(|e| errors::to_py(py, &spec.cls, e))?;
-            if fires {
+            let gets_input = match node.read {
+                ReadSpec::One(None) => false,
+                ReadSpec::One(Some(c)) => reads(c)?,
+                ReadSpec::Many(_) => true,
+            };
+            if fires && gets_input {
                 out.push(i);
             }
         }
