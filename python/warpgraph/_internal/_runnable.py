@@ -8,7 +8,6 @@ injected).
 
 from __future__ import annotations
 
-import asyncio
 import collections.abc
 import contextvars
 import inspect
@@ -510,8 +509,7 @@ class RunnableSeq:
             # LangGraph: variables it sets stay out of the later steps and the caller
             ctx = contextvars.copy_context()
             ctx.run(set_config_var, config)
-            call = _ainvoke(self._first, input, config, **kwargs)
-            value = await asyncio.create_task(call, context=ctx)  # type: ignore[call-arg]
+            value = await _InContext(_ainvoke(self._first, input, config, **kwargs), ctx)
         elif _CONFIG.get() is config:
             value = await _ainvoke(self._first, input, config, **kwargs)
         else:
@@ -523,6 +521,40 @@ class RunnableSeq:
         for step in self._rest:
             value = await _ainvoke(step, value, config)
         return value
+
+
+class _InContext:
+    """Awaits `coro` with every step of it run in `ctx`, in the awaiting task.
+
+    The effect of `await create_task(coro, context=ctx)` (what LangGraph's RunnableSeq does
+    to keep a node's context variables out of the caller's) without a task per node: the
+    coroutine starts at once, as an eager task does, and a node that never suspends costs
+    no turn of the event loop. Whatever it yields (a future to wait on, or None to let
+    others run) goes to the awaiting task, and what that task sends or throws back
+    (a result, a cancellation) goes to the coroutine, each in `ctx`."""
+
+    __slots__ = ("coro", "ctx")
+
+    def __init__(self, coro: Any, ctx: contextvars.Context) -> None:
+        self.coro = coro
+        self.ctx = ctx
+
+    def __await__(self) -> Any:
+        coro, run = self.coro, self.ctx.run
+        try:
+            out = run(coro.send, None)
+            while True:
+                try:
+                    sent = yield out
+                except GeneratorExit:
+                    run(coro.close)
+                    raise
+                except BaseException as exc:  # noqa: BLE001 - a cancellation of the awaiting task
+                    out = run(coro.throw, exc)
+                else:
+                    out = run(coro.send, sent)
+        except StopIteration as done:
+            return done.value
 
 
 # Python 3.11+: `create_task(context=)`, which LangGraph's RunnableSeq uses to run a node in
