@@ -7,6 +7,7 @@ must match the reference running the same graph.
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from pathlib import Path
 from typing import TypedDict
@@ -24,7 +25,38 @@ class S(TypedDict):
     a: int
 
 
-def _observed(lib_name: str, saver: bool) -> tuple:
+# how a graph is run: sync; async with sync functions (a worker thread each); async with
+# coroutine functions (the async drivers' planned tasks, `_retry._arun_planned`)
+MODES = ("sync", "async", "async-functions")
+
+
+def _fn(mode: str, func):
+    """`func`, or (mode "async-functions") a coroutine function calling it."""
+    if mode != "async-functions":
+        return func
+
+    async def coro(*args):
+        await asyncio.sleep(0)  # (suspends once: the planned task resumes it in its context)
+        return func(*args)
+
+    return coro
+
+
+def _invoke(mode: str, app, inp, config):
+    return app.invoke(inp, config) if mode == "sync" else asyncio.run(app.ainvoke(inp, config))
+
+
+def _stream(mode: str, app, inp, config, **kw) -> list:
+    if mode == "sync":
+        return list(app.stream(inp, config, **kw))
+
+    async def collect() -> list:
+        return [c async for c in app.astream(inp, config, **kw)]
+
+    return asyncio.run(collect())
+
+
+def _observed(lib_name: str, saver: bool, mode: str) -> tuple:
     lib = get_lib(lib_name)
     seen: list = []
 
@@ -41,67 +73,71 @@ def _observed(lib_name: str, saver: bool) -> tuple:
         return "node" if s["a"] < 3 else lib.END
 
     g = lib.StateGraph(S)
-    g.add_node("node", node)
+    g.add_node("node", _fn(mode, node))
     g.add_edge(lib.START, "node")
-    g.add_conditional_edges("node", route)
+    g.add_conditional_edges("node", _fn(mode, route))
     app = g.compile(checkpointer=lib.InMemorySaver() if saver else None)
     config = {"configurable": {"thread_id": "t"}} if saver else None
-    out = app.invoke({"a": 0}, config)
-    chunks = list(
-        app.stream(
-            {"a": 0},
-            {"configurable": {"thread_id": "u"}} if saver else None,
-            stream_mode=["updates", "values"],
-        )
+    out = _invoke(mode, app, {"a": 0}, config)
+    chunks = _stream(
+        mode,
+        app,
+        {"a": 0},
+        {"configurable": {"thread_id": "u"}} if saver else None,
+        stream_mode=["updates", "values"],
     )
     return out, _norm(seen), chunks
 
 
+@pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("saver", [False, True])
-def test_plain_nodes_see_the_reference_config(saver: bool) -> None:
-    assert _observed("warpgraph", saver) == _observed("langgraph", saver)
+def test_plain_nodes_see_the_reference_config(saver: bool, mode: str) -> None:
+    assert _observed("warpgraph", saver, mode) == _observed("langgraph", saver, mode)
 
 
-def _failure(lib_name: str) -> tuple:
+def _failure(lib_name: str, mode: str) -> tuple:
     lib = get_lib(lib_name)
 
     def boom(s: S) -> dict:
         raise KeyError("nope")
 
     g = lib.StateGraph(S)
-    g.add_node("boom", boom)
+    g.add_node("boom", _fn(mode, boom))
     g.add_edge(lib.START, "boom")
     with pytest.raises(KeyError) as info:
-        g.compile().invoke({"a": 0})
+        _invoke(mode, g.compile(), {"a": 0}, None)
     notes = [_norm(n) for n in getattr(info.value, "__notes__", [])]
     return info.value.args, notes
 
 
-def test_errors_carry_the_reference_task_note() -> None:
-    assert _failure("warpgraph") == _failure("langgraph")
+@pytest.mark.parametrize("mode", MODES)
+def test_errors_carry_the_reference_task_note(mode: str) -> None:
+    assert _failure("warpgraph", mode) == _failure("langgraph", mode)
 
 
-def _interrupted(lib_name: str) -> tuple:
+def _interrupted(lib_name: str, mode: str) -> tuple:
     lib = get_lib(lib_name)
 
     def ask(s: S) -> dict:
         return {"a": s["a"] + len(lib.interrupt("how many?"))}
 
     g = lib.StateGraph(S)
-    g.add_node("ask", ask)
+    g.add_node("ask", _fn(mode, ask))
     g.add_edge(lib.START, "ask")
     app = g.compile(checkpointer=lib.InMemorySaver())
     cfg = {"configurable": {"thread_id": "t"}}
-    first = app.invoke({"a": 1}, cfg)
-    second = app.invoke(lib.Command(resume="xyz"), cfg)
+    first = _invoke(mode, app, {"a": 1}, cfg)
+    second = _invoke(mode, app, lib.Command(resume="xyz"), cfg)
     return [i.value for i in first["__interrupt__"]], second
 
 
-def test_interrupt_and_resume_in_a_plain_node() -> None:
-    assert _interrupted("warpgraph") == _interrupted("langgraph")
+@pytest.mark.parametrize("mode", MODES)
+def test_interrupt_and_resume_in_a_plain_node(mode: str) -> None:
+    assert _interrupted("warpgraph", mode) == _interrupted("langgraph", mode)
 
 
-def test_configs_are_built_only_when_asked_for(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("mode", MODES)
+def test_configs_are_built_only_when_asked_for(monkeypatch: pytest.MonkeyPatch, mode: str) -> None:
     from warpgraph.pregel import _algo
 
     built: list[str] = []
@@ -121,13 +157,16 @@ def test_configs_are_built_only_when_asked_for(monkeypatch: pytest.MonkeyPatch) 
         lib.get_config()
         return {"a": s["a"] + 1}
 
+    def route(s: S) -> str:
+        return "curious"
+
     g = lib.StateGraph(S)
-    g.add_node("quiet", quiet)
-    g.add_node("curious", curious)
+    g.add_node("quiet", _fn(mode, quiet))
+    g.add_node("curious", _fn(mode, curious))
     g.add_edge(lib.START, "quiet")
-    g.add_edge("quiet", "curious")
-    assert g.compile().invoke({"a": 0}) == {"a": 2}
-    # __start__ and quiet never look at their config; curious builds its own once
+    g.add_conditional_edges("quiet", _fn(mode, route), ["curious"])
+    assert _invoke(mode, g.compile(), {"a": 0}, None) == {"a": 2}
+    # __start__, quiet and its route never look at their config; curious builds its own once
     assert built == ["curious"]
 
 

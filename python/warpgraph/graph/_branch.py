@@ -219,25 +219,45 @@ class _BranchWriter:
         the task's send and fresh-read functions over `engine` and the task's `writes`); a
         plain path function is called as `invoke` would call it (the current config
         variable resolves to the task's)."""
-        reader = self.reader
-        if reader is None:
-            path_input = input
-        else:
-            path_input = engine.read(reader.select, fresh_writes=list(writes))
-            if reader.mapper is not None:
-                path_input = reader.mapper(path_input)
-            if (
-                isinstance(path_input, dict)
-                and isinstance(input, dict)
-                and self.spec.input_schema is None
-            ):
-                path_input = {**input, **path_input}
+        path_input = self._unconfigured_input(input, engine, writes)
         path = self.spec.path
         result = path.func(path_input)
         if path.recurse:
             known = _RUNNABLE_TYPES.get(type(result))
             if known or (known is None and _is_runnable(result)):
                 result = result.invoke(path_input, task.config)
+        return self._unconfigured_finish(input, result, engine, writes)
+
+    async def ainvoke_unconfigured(self, input: Any, task: Any, engine: Any, writes: Any) -> Any:
+        """Async twin of `invoke_unconfigured`: the path's async form is awaited as
+        `ainvoke` awaits it (a sync path function runs on a worker thread)."""
+        path_input = self._unconfigured_input(input, engine, writes)
+        path = self.spec.path
+        result = await path.afunc(path_input)
+        if path.recurse and _is_runnable(result):
+            ainvoke = getattr(result, "ainvoke", None)
+            if ainvoke is not None:
+                result = await ainvoke(path_input, task.config)
+            else:
+                result = result.invoke(path_input, task.config)
+        return self._unconfigured_finish(input, result, engine, writes)
+
+    def _unconfigured_input(self, input: Any, engine: Any, writes: Any) -> Any:
+        reader = self.reader
+        if reader is None:
+            return input
+        path_input = engine.read(reader.select, fresh_writes=list(writes))
+        if reader.mapper is not None:
+            path_input = reader.mapper(path_input)
+        if (
+            isinstance(path_input, dict)
+            and isinstance(input, dict)
+            and self.spec.input_schema is None
+        ):
+            path_input = {**input, **path_input}
+        return path_input
+
+    def _unconfigured_finish(self, input: Any, result: Any, engine: Any, writes: Any) -> Any:
         rt = type(result)
         if rt is str or rt is bool:
             routed = self._routes.get(result)

@@ -319,6 +319,7 @@ def make_tasks(loop: Any, prepared: list[PreparedTask]) -> dict:
     rt_fast = type(rt_base) is Runtime and _RT_FIELDS == _RT_STD
     lazy = rt_fast and simple_pad and "run_name" not in base
     plans = plans_of(loop.derived) if lazy else None
+    aplans = async_plans_of(loop.derived) if lazy else None  # (nodes with an async plan only)
     sends = None
     for task_id, name, path, triggers, val in prepared:
         node, mapper, metadata, tags, retry, writers, subgraphs, timeout, managed = nodes[name]
@@ -334,8 +335,15 @@ def make_tasks(loop: Any, prepared: list[PreparedTask]) -> dict:
                 timeout = packet.timeout
         if mapper is not None and not push:
             val = mapper(val)
-        if lazy and not push and not managed and (plan := plans.get(name)) is not None:
+        if (
+            lazy
+            and not push
+            and not managed
+            and ((plan := plans.get(name)) is not None or aplans.get(name) is not None)
+        ):
             # configured on first use (`LazyTask`): the slot holds what building it needs
+            # (its plan None: the sync runner builds its config, the async one runs its
+            # async plan, `_retry.arun_with_retry`)
             make, writes, cfg = lazy_task, deque(), (loop, lconf, step, cid, plan)
         else:
             task_ns = f"{pns}{NS_SEP}{name}{NS_END}{task_id}" if pns else f"{name}{NS_END}{task_id}"
@@ -470,16 +478,35 @@ def plans_of(d: GraphDerived) -> dict:
     return plans
 
 
+def async_plans_of(d: GraphDerived) -> dict:
+    """Per node of the graph `d` was derived from: `async_node_plan` of it, or None."""
+    plans = d.async_plans
+    if plans is None:
+        plans = d.async_plans = {n: async_node_plan(info.node) for n, info in d.nodes.items()}
+    return plans
+
+
 def node_plan(proc: Any) -> tuple | None:
     """`(func, recurse, steps)` when `proc` is a RunnableSeq of a plain RunnableCallable
     followed by ChannelWrites / config-free writers (`_write.is_config_free_writer`: the
     graph's conditional-edge writers) whose callable is a plain RunnableCallable (or a lone
     ChannelWrite: func None): nothing in it reads the task config except through
     get_config()."""
+    return _seq_plan(proc, "func")
+
+
+def async_node_plan(proc: Any) -> tuple | None:
+    """`node_plan` for the async drivers: `(afunc, recurse, steps)` where `afunc` is the
+    node's async form (a coroutine function, or the worker-thread form of a sync one; None
+    for a lone ChannelWrite) and every config-free writer's callable has an async form too."""
+    return _seq_plan(proc, "afunc")
+
+
+def _seq_plan(proc: Any, form: str) -> tuple | None:
     from warpgraph._internal._runnable import RunnableCallable, RunnableSeq
 
     def plain(r: Any) -> bool:
-        return type(r) is RunnableCallable and r._plain and r.func is not None
+        return type(r) is RunnableCallable and r._plain and getattr(r, form) is not None
 
     if type(proc) is ChannelWrite:  # a writer alone (e.g. __start__): writes its input
         return (None, False, ((0, proc),))
@@ -493,7 +520,7 @@ def node_plan(proc: Any) -> tuple | None:
             steps.append((1, w))
         else:
             return None
-    return (proc._first.func, proc._first.recurse, tuple(steps))
+    return (getattr(proc._first, form), proc._first.recurse, tuple(steps))
 
 
 _LOOP_PAD: Any = object()  # `scratchpad_for`'s default `parent`: the loop's own scratchpad

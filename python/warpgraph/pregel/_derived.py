@@ -51,7 +51,15 @@ class LonePlan(NamedTuple):
 class GraphDerived:
     """The caches derived from one engine spec of a graph (see module doc)."""
 
-    __slots__ = ("lazy_plans", "lazy_values", "lone_plans", "nodes", "snapshot_plans", "spec")
+    __slots__ = (
+        "async_plans",
+        "lazy_plans",
+        "lazy_values",
+        "lone_plans",
+        "nodes",
+        "snapshot_plans",
+        "spec",
+    )
 
     def __init__(self, graph: Any, spec: Any) -> None:
         self.spec = spec
@@ -72,6 +80,8 @@ class GraphDerived:
         }
         # per node: how to run it without its config, or None (`_algo.lazy_plans`)
         self.lazy_plans: dict[str, tuple | None] | None = None
+        # per node: the async drivers' form of those (`_algo.async_plans`)
+        self.async_plans: dict[str, tuple | None] | None = None
         # per node lone steps can run (`_lone.lone_plans`)
         self.lone_plans: dict[str, LonePlan] | None = None
         # output keys -> whether the latest values may be read lazily (`lazy_values_ok`)

@@ -25,11 +25,12 @@ import logging
 import random
 import time
 from collections.abc import Sequence
+from contextvars import copy_context
 from sys import modules as _modules
 from typing import Any
 
 from warpgraph._internal import _constants as _k
-from warpgraph._internal._runnable import _RUNNABLE_TYPES, _ainvoke, _is_runnable
+from warpgraph._internal._runnable import _RUNNABLE_TYPES, _ainvoke, _InContext, _is_runnable
 from warpgraph._internal._timeout import sync_timeout_unsupported
 from warpgraph.config import (
     _CONFIG,
@@ -40,7 +41,7 @@ from warpgraph.config import (
     set_config_var,
 )
 from warpgraph.errors import GraphBubbleUp, NodeCancelledError, ParentCommand
-from warpgraph.pregel._algo import D_LOOP, D_PLAN, LazyTask, _stored_config
+from warpgraph.pregel._algo import D_LOOP, D_PLAN, LazyTask, _stored_config, async_plans_of
 from warpgraph.pregel._calls import CHILDREN, ajoin, join
 from warpgraph.pregel._timed import (
     _arun_with_timeout,
@@ -301,7 +302,7 @@ def run_with_retry(
         raise sync_timeout_unsupported(task.name)  # (graphs reject these when built)
     if type(task) is LazyTask and configurable is None and not policies:
         deferred = _stored_config(task)
-        if type(deferred) is tuple:
+        if type(deferred) is tuple and deferred[D_PLAN] is not None:
             return _run_unconfigured(task, deferred)
     try:
         return _run_attempts(task, policies, configurable)
@@ -340,6 +341,12 @@ async def arun_with_retry(
 ) -> Any:
     """Async twin of `run_with_retry`; honours `task.timeout`. `stream`: consume
     `task.proc.astream` instead, returning the task's _k.RETURN write."""
+    if type(task) is LazyTask and configurable is None and not stream and task.timeout is None:
+        deferred = _stored_config(task)
+        if type(deferred) is tuple and not (task.retry_policy or retry_policy):
+            plan = async_plans_of(deferred[D_LOOP].derived).get(task.name)
+            if plan is not None and task.proc is deferred[D_LOOP].graph.nodes[task.name].node:
+                return await _arun_planned(task, deferred, plan)
     try:
         return await _arun_attempts(task, retry_policy, stream, configurable)
     finally:
@@ -422,6 +429,42 @@ def _run_unconfigured(task: Any, deferred: tuple, own_context: bool = False) -> 
             if lc_token is not None:
                 lc.var_child_runnable_config.reset(lc_token)
             _CONFIG.reset(token)
+
+
+async def _arun_planned(task: Any, deferred: tuple, plan: tuple) -> Any:
+    """Async twin of `_run_unconfigured` for a LazyTask of a node with an async plan
+    (`_algo.async_node_plan`): the node's async form runs in a copy of the context made for
+    it (as the general path's RunnableSeq runs it: `_InContext`), its writers after it in
+    this one; the config is built only if something asks for it."""
+    writes = task.writes
+    afunc, recurse, steps = plan
+    token = _CONFIG.set(task)
+    lc = _modules.get(_LC_MODULE)
+    lc_token = lc.var_child_runnable_config.set(LazyDictConfig(task)) if lc is not None else None
+    try:  # (a task run here is fresh: its writes are empty)
+        value = task.input if afunc is None else await _InContext(afunc(task.input), copy_context())
+        if recurse and _is_runnable(value):
+            ainvoke = getattr(value, "ainvoke", None)
+            if ainvoke is not None:
+                value = await ainvoke(task.input, task.config)
+            else:
+                value = value.invoke(task.input, task.config)
+        for kind, writer in steps:
+            if kind == 0:
+                writes.extend(writer._tuples(value))
+            else:
+                await writer.ainvoke_unconfigured(value, task, deferred[D_LOOP].engine, writes)
+        return value
+    except BaseException as exc:
+        if _verdict(task, exc, task.config, None, 0, None, True) is _RAISE:
+            raise
+        return None  # a command for this graph, applied
+    finally:
+        if CHILDREN:  # tasks it called (functional API) end before it does
+            await ajoin(task)
+        if lc_token is not None:
+            lc.var_child_runnable_config.reset(lc_token)
+        _CONFIG.reset(token)
 
 
 async def _arun_unconfigured(task: Any, deferred: tuple) -> Any:

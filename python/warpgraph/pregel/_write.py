@@ -103,7 +103,8 @@ _CONFIG_FREE_WRITERS: set[type] = set()
 
 class ConfigFreeWriter(Protocol):
     """A writer type (registered with `register_config_free_writer`) that a lazily
-    configured task may run without its config (`_algo.node_plan`, `_retry._run_unconfigured`):
+    configured task may run without its config (`_algo.node_plan`, `_retry._run_unconfigured`;
+    async: `_algo.async_node_plan`, `_retry._arun_planned`):
     the graph's conditional-edge writer."""
 
     def config_free_callable(self) -> Any:
@@ -113,6 +114,9 @@ class ConfigFreeWriter(Protocol):
     def invoke_unconfigured(self, input: Any, task: Any, engine: Any, writes: Any) -> Any:
         """`invoke` inside `task` (config not built): reads through `engine` and the task's
         `writes`, sends into `writes`."""
+
+    async def ainvoke_unconfigured(self, input: Any, task: Any, engine: Any, writes: Any) -> Any:
+        """Async twin of `invoke_unconfigured` (the async driver's `_retry._arun_planned`)."""
 
 
 def register_config_free_writer(cls: type) -> type:
