@@ -78,3 +78,33 @@ def test_derived_is_kept_while_the_graph_is_unchanged() -> None:
     assert derived(graph) is first
     assert first.lazy_plans is not None
     assert (first.lone_plans is not None) is FAST_PATHS  # (made by the lone steps)
+
+
+def test_the_spec_is_published_after_the_caches_that_go_with_it(monkeypatch) -> None:
+    """Parallel tasks calling one subgraph read its spec from several threads: a thread that
+    finds the spec must find its caches (`_managed_reads`, ...) too, so the spec is set last."""
+    from typing import TypedDict
+
+    from warpgraph.graph import START, StateGraph
+    from warpgraph.pregel import _delta
+
+    class S(TypedDict):
+        a: int
+
+    g = StateGraph(S)
+    g.add_node("x", lambda s: {"a": 1})
+    g.add_edge(START, "x")
+    app = g.compile()
+    app.validate()  # (drops the spec)
+    seen: list = []
+    real = _delta.delta_specs
+
+    def spy(chans):  # runs while the spec is being built
+        seen.append(app._spec_cache)
+        return real(chans)
+
+    monkeypatch.setattr(_delta, "delta_specs", spy)
+    spec = app._graph_spec
+    assert seen == [None]
+    assert app._spec_cache is spec
+    assert app._managed_reads == {}

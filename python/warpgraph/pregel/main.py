@@ -143,9 +143,12 @@ class Pregel(
 
     @property
     def _graph_spec(self) -> Any:
-        if self._spec_cache is None:
+        spec = self._spec_cache
+        if spec is None:
+            # (the caches that go with the spec are set before it: a thread that finds the
+            # spec, as parallel tasks calling one subgraph do, finds them too)
             chans = {k: v for k, v in self.channels.items() if isinstance(v, BaseChannel)}
-            self._spec_cache = _engine.GraphSpec(
+            spec = _engine.GraphSpec(
                 chans, {n: (list(p.triggers), p.channels) for n, p in self.nodes.items()}
             )
             from warpgraph.channels.untracked_value import UntrackedValue
@@ -162,7 +165,8 @@ class Pregel(
                 for n, p in self.nodes.items()
                 if isinstance(p.channels, list) and any(k in managed for k in p.channels)
             }
-        return self._spec_cache
+            self._spec_cache = spec
+        return spec
 
     @property
     def _untracked_channels(self) -> frozenset:
