@@ -908,3 +908,40 @@ def test_invalid_resume_error_does_not_stop_other_tasks():
     assert started == [0, 1]  # b still ran
     assert isinstance(exc, ValueError) and str(exc) == "bad resume"
     assert sorted(c[0] for c in commits) == ["0", "1"]
+
+
+def test_run_in_worker_keeps_nothing_once_the_caller_resumes() -> None:
+    """The worker thread may be descheduled right after it hands the result over: by then it
+    must hold none of the call's objects (its arguments, its context), so a run that ends
+    leaves nothing alive (test_run_leaves_no_cycles) even before the worker moves on."""
+    import asyncio
+    import gc
+    import time
+    import weakref
+
+    from warpgraph._internal._workers import run_in_worker
+
+    class Arg:
+        pass
+
+    async def main() -> tuple:
+        loop = asyncio.get_running_loop()
+        real = loop.call_soon_threadsafe
+
+        def then_stall(*a, **kw):  # (the worker, descheduled after handing the result over)
+            handle = real(*a, **kw)
+            time.sleep(0.05)
+            return handle
+
+        loop.call_soon_threadsafe = then_stall  # type: ignore[method-assign]
+        arg = Arg()
+        ref = weakref.ref(arg)
+        got = await run_in_worker(lambda x: [type(x).__name__], arg)
+        del arg
+        return got, ref() is None
+
+    gc.disable()
+    try:
+        assert asyncio.run(main()) == (["Arg"], True)
+    finally:
+        gc.enable()

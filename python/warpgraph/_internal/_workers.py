@@ -115,7 +115,8 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_reset_after_fork)
 
 
-def _resolve(fut: asyncio.Future, ok: bool, value: Any) -> None:
+def _resolve(fut: asyncio.Future, ok: bool, box: list) -> None:
+    value = box.pop()  # (the worker's box is empty from here on)
     if fut.cancelled():
         return
     if ok:
@@ -129,15 +130,22 @@ def run_in_worker(func: Callable[..., Any], *args: Any, **kwargs: Any) -> asynci
     current context (like `loop.run_in_executor`, without a concurrent future)."""
     loop = asyncio.get_running_loop()
     fut = loop.create_future()
-    ctx = copy_context()
+    # (held in a list the job empties: once the awaiting coroutine resumes, this worker
+    # thread keeps nothing of the call alive, not even until it takes its next job)
+    held = [copy_context(), func, args, kwargs]
 
     def job() -> None:
+        ctx, fn, a, kw = held
+        held.clear()
         try:
-            result, ok = ctx.run(func, *args, **kwargs), True
+            result, ok = ctx.run(fn, *a, **kw), True
         except BaseException as exc:  # noqa: BLE001 - handed to the awaiting coroutine
             result, ok = exc, False
+        del ctx, fn, a, kw
+        box = [result]
+        del result
         try:
-            loop.call_soon_threadsafe(_resolve, fut, ok, result)
+            loop.call_soon_threadsafe(_resolve, fut, ok, box)
         except RuntimeError:  # the loop was closed meanwhile; nobody is waiting
             pass
 
