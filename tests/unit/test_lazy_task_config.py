@@ -201,3 +201,65 @@ def _langchain_view(lib_name: str) -> list:
 def test_langchain_components_see_the_task_config() -> None:
     pytest.importorskip("langchain_core")
     assert _langchain_view("warpgraph") == _langchain_view("langgraph")
+
+
+def _nested(lib_name: str, mode: str) -> tuple:
+    """A subgraph run inside a parent task (its tasks lazy too: their scratchpad carries the
+    parent's null resume): what its nodes see, an interrupt in it and the resume."""
+    lib = get_lib(lib_name)
+    seen: list = []
+
+    def look(s: S) -> dict:
+        config, runtime = lib.get_config(), lib.get_runtime()
+        seen.append(task_view("inner", config, runtime, lambda k: k != "__pregel_call"))
+        return {"a": s["a"] + 1}
+
+    def ask(s: S) -> dict:
+        return {"a": s["a"] + len(lib.interrupt("how many?"))}
+
+    def plain(s: S) -> dict:
+        return {"a": s["a"] * 10}
+
+    sub = lib.StateGraph(S)
+    sub.add_node("look", _fn(mode, look))
+    sub.add_node("ask", _fn(mode, ask))
+    sub.add_node("plain", _fn(mode, plain))
+    sub.add_edge(lib.START, "look")
+    sub.add_edge("look", "ask")
+    sub.add_edge("ask", "plain")
+    g = lib.StateGraph(S)
+    g.add_node("sub", sub.compile())
+    g.add_edge(lib.START, "sub")
+    app = g.compile(checkpointer=lib.InMemorySaver())
+    cfg = {"configurable": {"thread_id": "t"}}
+    first = _invoke(mode, app, {"a": 1}, cfg)
+    second = _invoke(mode, app, lib.Command(resume="xyz"), cfg)
+    return [i.value for i in first["__interrupt__"]], second, _norm(seen)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_nested_runs_match_the_reference(mode: str) -> None:
+    assert _nested("warpgraph", mode) == _nested("langgraph", mode)
+
+
+def test_nested_run_configs_are_built_only_when_asked_for(monkeypatch: pytest.MonkeyPatch) -> None:
+    from warpgraph.pregel import _algo
+
+    built: list[str] = []
+    real = _algo._task_config
+
+    def counting(ctx, name, *rest):
+        built.append(name)
+        return real(ctx, name, *rest)
+
+    monkeypatch.setattr(_algo, "_task_config", counting)
+    lib = get_lib("warpgraph")
+    sub = lib.StateGraph(S)
+    sub.add_node("inner", lambda s: {"a": s["a"] + 1})
+    sub.add_edge(lib.START, "inner")
+    g = lib.StateGraph(S)
+    g.add_node("outer", sub.compile())
+    g.add_edge(lib.START, "outer")
+    assert g.compile().invoke({"a": 0}) == {"a": 1}
+    # the subgraph node hands its config to the nested run; nothing inside builds one
+    assert built == ["outer"]

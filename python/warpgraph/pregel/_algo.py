@@ -317,7 +317,8 @@ def make_tasks(loop: Any, prepared: list[PreparedTask]) -> dict:
     simple_pad = not loop.pending_writes and lconf.get(CONFIG_KEY_SCRATCHPAD) is None
     rt_base = lconf.get(CONFIG_KEY_RUNTIME)
     rt_fast = type(rt_base) is Runtime and _RT_FIELDS == _RT_STD
-    lazy = rt_fast and simple_pad and "run_name" not in base
+    # (a nested run's tasks too: their scratchpad only adds the parent's null resume)
+    lazy = rt_fast and not loop.pending_writes and "run_name" not in base
     plans = plans_of(loop.derived) if lazy else None
     aplans = async_plans_of(loop.derived) if lazy else None  # (nodes with an async plan only)
     sends = None
@@ -424,6 +425,9 @@ class LazyTask(PregelExecutableTask):
     def _build(self, loop: Any, conf: dict, step: int, cid: str) -> dict:
         name, task_id, pns = self.name, self.id, loop.parent_ns
         info = loop._nodes[name]
+        # made with no pending writes: the scratchpad `scratchpad_for` gives then (fresh, or,
+        # in a nested run, with the parent task's null resume)
+        parent = conf.get(CONFIG_KEY_SCRATCHPAD)
         return _task_config(
             _StepCtx(loop, conf, step, cid),
             name,
@@ -435,6 +439,7 @@ class LazyTask(PregelExecutableTask):
             info.tags,
             False,
             self.writes,
+            None if parent is None else _scratch(step, loop.stop, parent.get_null_resume, []),
         )
 
     def config_tags(self) -> Any:

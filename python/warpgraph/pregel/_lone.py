@@ -42,7 +42,6 @@ from warpgraph._internal._constants import (
     CONFIG_KEY_NODE_FINISHED,
     CONFIG_KEY_RESUMING,
     CONFIG_KEY_RUNTIME,
-    CONFIG_KEY_SCRATCHPAD,
     PUSH,
 )
 from warpgraph._internal._flags import FAST_PATHS
@@ -73,7 +72,6 @@ def lone_steps_ok(loop: Any) -> bool:
         and not loop.interrupt_before
         and not loop.interrupt_after
         and not loop.graph.retry_policy
-        and conf.get(CONFIG_KEY_SCRATCHPAD) is None
         and CONFIG_KEY_NODE_FINISHED not in conf  # (a callback per finished task: on_task_done)
         and type(conf.get(CONFIG_KEY_RUNTIME)) is Runtime
         and _RT_FIELDS == _RT_STD
