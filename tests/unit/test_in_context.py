@@ -9,7 +9,6 @@ import contextvars
 import sys
 
 import pytest
-
 from warpgraph._internal._runnable import _InContext
 
 VAR: contextvars.ContextVar[str] = contextvars.ContextVar("wg_in_context", default="unset")
