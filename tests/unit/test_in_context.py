@@ -120,19 +120,29 @@ def test_a_caught_cancel_lets_the_coroutine_finish() -> None:
     assert _run(main) == "caught"
 
 
-@pytest.mark.skipif(sys.version_info < (3, 11), reason="asyncio.timeout is Python 3.11+")
-def test_asyncio_timeout_inside_the_coroutine() -> None:
+def test_a_cancel_of_the_current_task_from_inside_the_coroutine() -> None:
+    """What `asyncio.timeout()` does (3.11+): cancel the current task, which here is the
+    awaiting one, and catch the cancellation inside."""
+
     async def node() -> str:
+        task = asyncio.current_task()
+        assert task is not None
+        handle = asyncio.get_running_loop().call_later(0.01, task.cancel)
         try:
-            async with asyncio.timeout(0.01):  # type: ignore[attr-defined]
-                await asyncio.sleep(10)
-        except TimeoutError:
+            await asyncio.sleep(10)
+        except asyncio.CancelledError:
+            if sys.version_info >= (3, 11):
+                task.uncancel()  # (as asyncio.timeout does)
             return "timed out"
+        finally:
+            handle.cancel()
         return "slept"
 
     async def main() -> tuple:
         got = await _InContext(node(), contextvars.copy_context())
-        return got, asyncio.current_task().cancelling()  # type: ignore[union-attr]
+        task = asyncio.current_task()
+        cancelling = task.cancelling() if sys.version_info >= (3, 11) else 0  # type: ignore[union-attr]
+        return got, cancelling
 
     assert _run(main) == ("timed out", 0)
 
