@@ -344,8 +344,9 @@ async def arun_with_retry(
     if type(task) is LazyTask and configurable is None and not stream and task.timeout is None:
         deferred = _stored_config(task)
         if type(deferred) is tuple and not (task.retry_policy or retry_policy):
+            # (a LazyTask runs its node's proc: make_tasks and lone steps make them so)
             plan = async_plans_of(deferred[D_LOOP].derived).get(task.name)
-            if plan is not None and task.proc is deferred[D_LOOP].graph.nodes[task.name].node:
+            if plan is not None:
                 return await _arun_planned(task, deferred, plan)
     try:
         return await _arun_attempts(task, retry_policy, stream, configurable)
@@ -403,9 +404,7 @@ def _run_unconfigured(task: Any, deferred: tuple, own_context: bool = False) -> 
     copy is dropped with them)."""
     writes = task.writes
     func, recurse, steps = deferred[D_PLAN]
-    token = _CONFIG.set(task)
-    lc = _modules.get(_LC_MODULE)
-    lc_token = lc.var_child_runnable_config.set(LazyDictConfig(task)) if lc is not None else None
+    tokens = _stand_in(task)
     try:  # (a task run here is fresh: its writes are empty)
         value = func(task.input) if func is not None else task.input
         if recurse:
@@ -426,9 +425,22 @@ def _run_unconfigured(task: Any, deferred: tuple, own_context: bool = False) -> 
         if CHILDREN:  # tasks it called (functional API) end before it does
             join(task)
         if not own_context:
-            if lc_token is not None:
-                lc.var_child_runnable_config.reset(lc_token)
-            _CONFIG.reset(token)
+            _stand_down(tokens)
+
+
+def _stand_in(task: Any) -> tuple:
+    """Let `task` stand in for its unbuilt config in the config variables (warpgraph's and,
+    when loaded, langchain-core's); the tokens `_stand_down` resets them with."""
+    lc = _modules.get(_LC_MODULE)
+    lc_token = lc.var_child_runnable_config.set(LazyDictConfig(task)) if lc is not None else None
+    return _CONFIG.set(task), lc, lc_token
+
+
+def _stand_down(tokens: tuple) -> None:
+    token, lc, lc_token = tokens
+    if lc_token is not None:
+        lc.var_child_runnable_config.reset(lc_token)
+    _CONFIG.reset(token)
 
 
 async def _arun_planned(task: Any, deferred: tuple, plan: tuple) -> Any:
@@ -438,9 +450,7 @@ async def _arun_planned(task: Any, deferred: tuple, plan: tuple) -> Any:
     this one; the config is built only if something asks for it."""
     writes = task.writes
     afunc, recurse, steps = plan
-    token = _CONFIG.set(task)
-    lc = _modules.get(_LC_MODULE)
-    lc_token = lc.var_child_runnable_config.set(LazyDictConfig(task)) if lc is not None else None
+    tokens = _stand_in(task)
     try:  # (a task run here is fresh: its writes are empty)
         value = task.input if afunc is None else await _InContext(afunc(task.input), copy_context())
         if recurse and _is_runnable(value):
@@ -462,9 +472,7 @@ async def _arun_planned(task: Any, deferred: tuple, plan: tuple) -> Any:
     finally:
         if CHILDREN:  # tasks it called (functional API) end before it does
             await ajoin(task)
-        if lc_token is not None:
-            lc.var_child_runnable_config.reset(lc_token)
-        _CONFIG.reset(token)
+        _stand_down(tokens)
 
 
 async def _arun_unconfigured(task: Any, deferred: tuple) -> Any:
