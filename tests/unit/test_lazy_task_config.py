@@ -136,8 +136,8 @@ def test_interrupt_and_resume_in_a_plain_node(mode: str) -> None:
     assert _interrupted("warpgraph", mode) == _interrupted("langgraph", mode)
 
 
-@pytest.mark.parametrize("mode", MODES)
-def test_configs_are_built_only_when_asked_for(monkeypatch: pytest.MonkeyPatch, mode: str) -> None:
+def _count_builds(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of the tasks whose config gets built from here on."""
     from warpgraph.pregel import _algo
 
     built: list[str] = []
@@ -148,6 +148,12 @@ def test_configs_are_built_only_when_asked_for(monkeypatch: pytest.MonkeyPatch, 
         return real(ctx, name, *rest)
 
     monkeypatch.setattr(_algo, "_task_config", counting)
+    return built
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_configs_are_built_only_when_asked_for(monkeypatch: pytest.MonkeyPatch, mode: str) -> None:
+    built = _count_builds(monkeypatch)
     lib = get_lib("warpgraph")
 
     def quiet(s: S) -> dict:
@@ -243,16 +249,7 @@ def test_nested_runs_match_the_reference(mode: str) -> None:
 
 
 def test_nested_run_configs_are_built_only_when_asked_for(monkeypatch: pytest.MonkeyPatch) -> None:
-    from warpgraph.pregel import _algo
-
-    built: list[str] = []
-    real = _algo._task_config
-
-    def counting(ctx, name, *rest):
-        built.append(name)
-        return real(ctx, name, *rest)
-
-    monkeypatch.setattr(_algo, "_task_config", counting)
+    built = _count_builds(monkeypatch)
     lib = get_lib("warpgraph")
     sub = lib.StateGraph(S)
     sub.add_node("inner", lambda s: {"a": s["a"] + 1})
