@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -211,10 +212,18 @@ def validate_layout(layout: Layout, interrupt_before: Any, interrupt_after: Any)
     check_interrupt_nodes(layout.nodes, interrupt_after, interrupt_before)
 
 
+@functools.lru_cache(maxsize=4)
+def _node_params(cls: type) -> tuple[Any, bool]:
+    """The parameters of a node class's constructor, and whether it takes **kwargs (read
+    once per class: `inspect.signature` costs more than building the node)."""
+    params = inspect.signature(cls).parameters
+    return params, any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+
+
 def _pregel_node(plan: NodePlan) -> Any:
     from warpgraph.pregel._read import PregelNode
 
-    params = inspect.signature(PregelNode).parameters
+    params, accepts_any = _node_params(PregelNode)
     kwargs: dict[str, Any] = {
         "triggers": plan.triggers,
         "channels": plan.channels,
@@ -227,7 +236,6 @@ def _pregel_node(plan: NodePlan) -> Any:
     }
     if plan.bound is not None or params["bound"].default is inspect.Parameter.empty:
         kwargs["bound"] = plan.bound if plan.bound is not None else _identity()
-    accepts_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
     if plan.is_error_handler:
         kwargs["is_error_handler"] = True
     if plan.error_handler_node is not None:
