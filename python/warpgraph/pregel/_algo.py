@@ -84,13 +84,29 @@ _own_random = random.Random()
 """The random prefixes of run-local ids come from here, not from the global `random`:
 a seeded program's draws must be those LangGraph leaves it (see `draw_checkpoint_id`)."""
 
-if hasattr(os, "register_at_fork"):  # a forked child must not repeat the parent's prefixes
-    os.register_at_fork(after_in_child=_own_random.seed)
+_runs = count()  # (next() on a count is atomic under the GIL)
+_run_base = ""
+
+
+def _new_run_base() -> None:
+    """The process's random part of run prefixes (drawn again in a forked child, which
+    must not repeat its parent's)."""
+    global _run_base, _runs
+    _own_random.seed()
+    _run_base = "%08x-%04x-" % (_own_random.getrandbits(32), _own_random.getrandbits(16))  # noqa: UP031
+    _runs = count()
+
+
+_new_run_base()
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_new_run_base)
 
 
 def id_prefix() -> str:
-    h = f"{_own_random.getrandbits(80):020x}"
-    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-"
+    """A run's id prefix "xxxxxxxx-xxxx-xxxx-xxxx-": the process's random part, then the
+    run's number in this process (unique among the process's runs, cheap to make)."""
+    n = next(_runs)
+    return "%s%04x-%04x-" % (_run_base, (n >> 16) & 0xFFFF, n & 0xFFFF)  # noqa: UP031
 
 
 def draw_checkpoint_id() -> None:
@@ -582,10 +598,13 @@ def scratchpad_for(
 def task_base_config(config: dict) -> dict:
     """What LangGraph's merge_configs keeps of the run config for a task: no run_id, no empty
     tags, no default recursion_limit (tags/metadata are then merged per task)."""
-    out = {k: v for k, v in config.items() if k != "run_id"}
+    out = config.copy()
+    if "run_id" in out:
+        del out["run_id"]
     if isinstance(out.get("recursion_limit"), _DefaultRecursionLimit):
         del out["recursion_limit"]
-    out.setdefault("metadata", {})
+    if "metadata" not in out:
+        out["metadata"] = {}
     if not out.get("tags"):
         out.pop("tags", None)
     return out
@@ -597,7 +616,17 @@ def _read_state(engine: Any, reads: Any) -> Any:
 
 
 def is_hidden_task(task: Any) -> bool:
-    tags = task.config_tags() if type(task) is LazyTask else task.config.get("tags")
+    if type(task) is LazyTask:
+        stored = _stored_config(task)
+        if type(stored) is tuple:  # (unbuilt: its tags are its node's and the run's)
+            loop = stored[D_LOOP]
+            if task.name in loop.derived.hidden:
+                return True
+            tags = loop._task_base.get("tags")
+        else:
+            tags = stored.get("tags")
+    else:
+        tags = task.config.get("tags")
     return bool(tags) and TAG_HIDDEN in tags
 
 

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+from warpgraph._internal._constants import TAG_HIDDEN
+
 __all__ = ("GraphDerived", "LonePlan", "NodeInfo", "derived", "lazy_values_ok")
 
 
@@ -53,16 +55,25 @@ class GraphDerived:
 
     __slots__ = (
         "async_plans",
+        "deltas",
+        "hidden",
         "lazy_plans",
         "lazy_values",
         "lone_plans",
         "nodes",
+        "outputs",
         "snapshot_plans",
         "spec",
+        "untracked",
     )
 
     def __init__(self, graph: Any, spec: Any) -> None:
         self.spec = spec
+        # the spec's UntrackedValue channels, and its DeltaChannels (name -> spec)
+        self.untracked: frozenset = graph._untracked_channels
+        self.deltas: dict = graph._delta_channels
+        # output keys -> what a run reads them with (`output_shape`)
+        self.outputs: dict[Any, tuple] = {}
         managed = graph._managed_reads
         self.nodes: dict[str, NodeInfo] = {
             n: NodeInfo(
@@ -78,6 +89,8 @@ class GraphDerived:
             )
             for n, p in graph.nodes.items()
         }
+        # the nodes whose own tags hide them (`_algo.is_hidden_task`)
+        self.hidden = frozenset(n for n, i in self.nodes.items() if i.tags and TAG_HIDDEN in i.tags)
         # per node: how to run it without its config, or None (`_algo.lazy_plans`)
         self.lazy_plans: dict[str, tuple | None] | None = None
         # per node: the async drivers' form of those (`_algo.async_plans`)
@@ -97,6 +110,22 @@ def derived(graph: Any) -> GraphDerived:
     if d is None or d.spec is not spec:
         d = graph.__dict__["_derived"] = GraphDerived(graph, spec)
     return d
+
+
+def output_shape(d: GraphDerived, graph: Any, output_keys: Any) -> tuple:
+    """What a run of the graph with `output_keys` reads its values with: the keys (a str,
+    or a list for `Engine.read`; shared by the runs, never changed), whether the latest
+    values may be read lazily (`lazy_values_ok`), and the keys as a frozenset."""
+    key = output_keys if isinstance(output_keys, (str, tuple)) else tuple(output_keys)
+    shape = d.outputs.get(key)
+    if shape is None:
+        keys = output_keys if isinstance(output_keys, str) else list(output_keys)
+        shape = d.outputs[key] = (
+            keys,
+            lazy_values_ok(graph, keys),
+            frozenset((keys,) if isinstance(keys, str) else keys),
+        )
+    return shape
 
 
 _LAZY_TYPES: Any = None

@@ -148,10 +148,7 @@ def _lone_tasks(loop: Any, is_async: bool) -> Generator[Any, None, None]:
     conf = loop.conf
     if loop.pending_writes or loop.is_replaying:
         return  # neither changes while steps run here
-    prepare = loop.engine.prepare_next_tasks
     runs = lone_plans(loop.graph)
-    pns = loop.parent_ns
-    v = loop.checkpoint_v
     control = loop.control
     perform = loop.perform_write
     streamed = loop.stream is not None
@@ -162,12 +159,14 @@ def _lone_tasks(loop: Any, is_async: bool) -> Generator[Any, None, None]:
             return  # drained: the general loop stops before the next step
         step, cid = loop.step, loop.checkpoint_id
         if prepared is None:
-            prepared = prepare(cid, pns, step, v)
+            prepared = loop.prepared_tasks()
         if len(prepared) != 1:
+            loop._next_tasks = (step, cid, prepared)  # (the general step's, unchanged)
             return
         task_id, name, path, triggers, val = prepared[0]
         how = runs.get(name)
         if how is None or path[0] == PUSH or (how.plan is None and not is_async):
+            loop._next_tasks = (step, cid, prepared)
             return
         node, mapper, writers, subgraphs, plan = how
         if mapper is not None:

@@ -45,7 +45,7 @@ from warpgraph.pregel._algo import (
     task_base_config,
 )
 from warpgraph.pregel._delta import DeltaRun
-from warpgraph.pregel._derived import derived, lazy_values_ok
+from warpgraph.pregel._derived import derived, output_shape
 from warpgraph.pregel._handlers import resume_handlers
 from warpgraph.pregel._io import read_channels
 from warpgraph.pregel._lone import alone_steps, lone_steps, lone_steps_ok
@@ -82,6 +82,7 @@ class PregelLoop(EnterMixin, TaskWritesMixin, LoneStepMixin, SettleMixin, Checkp
         "_id_base",
         "_io",
         "_lazy_values",
+        "_next_tasks",
         "_node_finished",
         "_nodes",
         "_out_set",
@@ -132,7 +133,6 @@ class PregelLoop(EnterMixin, TaskWritesMixin, LoneStepMixin, SettleMixin, Checkp
         "modes",
         "next_version",
         "ns",
-        "output",
         "output_keys",
         "own_stream",
         "packed_puts",
@@ -198,7 +198,6 @@ class PregelLoop(EnterMixin, TaskWritesMixin, LoneStepMixin, SettleMixin, Checkp
         # encoded with the checkpoint (warpgraph's InMemorySaver: `takes_packed_puts`)
         self.packed_puts = False
         self.status = "input"
-        self.output: Any = None
         self.tasks: dict[str, Any] = {}
         self.pending_writes: list[tuple[str, str, Any]] = []
         self._pending_ids: set[str] = set()
@@ -215,14 +214,12 @@ class PregelLoop(EnterMixin, TaskWritesMixin, LoneStepMixin, SettleMixin, Checkp
         self._track_values = capture_interrupts is not None
         self._want_tasks = self._wants("tasks")
         self._want_values = "values" in self.modes
-        self._values_keys = output_keys if isinstance(output_keys, str) else list(output_keys)
+        # the graph's derived caches (its node infos, task plans), taken once per run
+        d = self.derived = derived(graph)
+        self._values_keys, lazy_ok, self._out_set = output_shape(d, graph, output_keys)
         # invoke without a values stream: the latest values chunk is read only at the end,
         # when no later change of an output channel can go without a chunk (see lazy_values_ok)
-        self._lazy_values = (
-            self._track_values
-            and not self._want_values
-            and lazy_values_ok(graph, self._values_keys)
-        )
+        self._lazy_values = self._track_values and not self._want_values and lazy_ok
         self._want_ckpt = checkpointer is not None and self._wants("checkpoints")
         sp = conf.get(_c.CONFIG_KEY_SCRATCHPAD)
         if isinstance(sp, PregelScratchpad) and (cnt := sp.subgraph_counter()):
@@ -264,20 +261,19 @@ class PregelLoop(EnterMixin, TaskWritesMixin, LoneStepMixin, SettleMixin, Checkp
                 self.next_version = "str"
         else:
             self.next_version = "int"
-        self._id_base = id_prefix()
-        # the graph's derived caches (its node infos, task plans), taken once per run
-        self.derived = derived(graph)
-        self._nodes = self.derived.nodes
+        self._id_base = id_prefix() if checkpointer is None else ""  # (runs without a saver)
+        self._nodes = d.nodes
         self._task_base = task_base_config(self.config)
-        self._out_set = frozenset((output_keys,) if isinstance(output_keys, str) else output_keys)
         self._written = False
         self._thread_id = self.checkpoint_config[CONF].get(CONFIG_KEY_THREAD_ID)
         rid = config.get("run_id")
         self._run_id = str(rid) if rid else None
         self._previous = None
-        self._untracked = graph._untracked_channels
-        self._spec = self.derived.spec
+        self._untracked = d.untracked
+        self._spec = d.spec
         self._step_cache: Any = None
+        # (step, checkpoint id, tasks) the engine prepared ahead (`prepared_tasks`)
+        self._next_tasks: Any = None
         self._writes_config: Any = None
         # warpgraph's savers never change the configs and checkpoints they are given (nor
         # does the loop, once it handed them over), so those can be shared, not copied
@@ -292,7 +288,7 @@ class PregelLoop(EnterMixin, TaskWritesMixin, LoneStepMixin, SettleMixin, Checkp
         # node error handlers (`_handlers.py`), None when the graph has none
         self._handlers = getattr(graph, "node_error_handler_map", None) or None
         # DeltaChannel bookkeeping (`_delta.py`), None when the graph has no DeltaChannel
-        self._delta = DeltaRun(graph._delta_channels, self) if graph._delta_channels else None
+        self._delta = DeltaRun(d.deltas, self) if d.deltas else None
         # the run's drain signal (`RunControl`), checked before each step runs
         rt = conf.get(_c.CONFIG_KEY_RUNTIME)
         self.control = getattr(rt, "control", None)
@@ -350,6 +346,12 @@ class PregelLoop(EnterMixin, TaskWritesMixin, LoneStepMixin, SettleMixin, Checkp
         if self._want_values:
             self._emit("values", vals)
         self.latest_values = vals
+
+    @property
+    def output(self) -> Any:
+        """The output channels' values (LangGraph's loop keeps them when the run ends; read
+        here only when asked for: nothing of the run itself reads them)."""
+        return read_channels(self.engine, self.output_keys) if hasattr(self, "engine") else None
 
     def read_values(self) -> Any:
         """The output channels' current values, as a values chunk carries them."""
@@ -447,10 +449,19 @@ class PregelLoop(EnterMixin, TaskWritesMixin, LoneStepMixin, SettleMixin, Checkp
                 self._output_writes(t, t.writes, cached=True)
         return True
 
-    def _prepare_tasks(self) -> None:
-        prepared: list[PreparedTask] = self.engine.prepare_next_tasks(
+    def prepared_tasks(self) -> list[PreparedTask]:
+        """The engine's tasks for the current step: the ones a crossing that also applied
+        the previous step prepared (`_next_tasks`, kept for this step and checkpoint id
+        only, taken once), else prepared now."""
+        ahead, self._next_tasks = self._next_tasks, None
+        if ahead is not None and ahead[0] == self.step and ahead[1] is self.checkpoint_id:
+            return ahead[2]
+        return self.engine.prepare_next_tasks(
             self.checkpoint_id, self.parent_ns, self.step, self.checkpoint_v
         )
+
+    def _prepare_tasks(self) -> None:
+        prepared: list[PreparedTask] = self.prepared_tasks()
         self.tasks = make_tasks(self, prepared)
         if self._want_ckpt:
             cc = self.checkpoint_config

@@ -144,9 +144,13 @@ class EnterMixin:
                 else:
                     self.put_writes(tid, ws)
             yield from self._flush_io()
-        null_writes = [(c, v) for t, c, v in (*self.pending_writes, *carried) if t == NULL_TASK_ID]
-        hint = self.engine.updated_channels()
+        null_writes = (
+            [(c, v) for t, c, v in (*self.pending_writes, *carried) if t == NULL_TASK_ID]
+            if self.pending_writes or carried
+            else None
+        )
         if null_writes:
+            hint = self.engine.updated_channels()
             upd = self.engine.apply_writes([(INPUT, (), (), null_writes)], self.next_version)
             self._set_hint(hint, upd)
         if is_resuming:
@@ -161,6 +165,9 @@ class EnterMixin:
             if self._delta is not None:
                 self._delta.input(self, input_writes)
                 yield from self._flush_io()
+            elif self.saver is None and not (is_cmd or null_writes or time_travel):
+                self._input_unsaved(input_writes)
+                return self._entered(False, None, False)
             discard: list[PreparedTask] = self.engine.prepare_next_tasks(
                 self.checkpoint_id, self.parent_ns, self.step, self.checkpoint_v
             )
@@ -175,6 +182,35 @@ class EnterMixin:
         elif CONFIG_KEY_RESUMING not in conf:
             ic = self.graph.input_channels
             raise EmptyInputError(f"Received no input for {ic}")
+        self._entered(is_resuming, replay_bound, time_travel)
+
+    def _input_unsaved(self, input_writes: list) -> None:
+        """The input step of a run without a saver (no Command, no time travel): its engine
+        starts empty (no task of an earlier step to discard), and nothing is saved, so applying the input, the next
+        id and the first step's tasks take one crossing (`Engine.advance`; the tasks are
+        kept for that step: `prepared_tasks`)."""
+        step = self.step
+        self.checkpoint_metadata = {
+            "source": "input",
+            "step": step,
+            "parents": self.conf.get(CONFIG_KEY_CHECKPOINT_MAP, {}),
+        }
+        draw_checkpoint_id()  # (as `_put_checkpoint` does)
+        self._cp_updated, cid, prepared = self.engine.advance(
+            [(INPUT, (), (), input_writes)],
+            self.next_version,
+            self._id_base,
+            self.parent_ns,
+            step,
+            self.stop,
+            self.checkpoint_v,
+        )
+        self.checkpoint_id = cid
+        self.step = step + 1
+        self._next_tasks = (step + 1, cid, prepared)
+
+    def _entered(self, is_resuming: bool, replay_bound: Any, time_travel: bool) -> None:
+        """The end of `_first`: the run's config for its tasks."""
         if not self.is_nested:
             self.conf = {
                 **self.conf,

@@ -11,7 +11,6 @@ from typing import Any
 from warpgraph._internal._constants import CONF, CONFIG_KEY_RESUMING, INTERRUPT, NS_END
 from warpgraph.errors import GraphInterrupt
 from warpgraph.pregel._algo import is_hidden_task
-from warpgraph.pregel._io import read_channels
 from warpgraph.pregel._records import TaskWrites
 from warpgraph.pregel._stream import LATEST
 
@@ -104,8 +103,5 @@ class SettleMixin:
                     self.captured.extend(payload)
                 if self.stream is not None and "updates" in self.modes:
                     self._emit("updates", {INTERRUPT: payload})
-            self.output = read_channels(self.engine, self.output_keys)
             return True
-        if exc is None:
-            self.output = read_channels(self.engine, self.output_keys)
         return False
