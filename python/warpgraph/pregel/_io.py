@@ -97,31 +97,47 @@ def map_output_updates(
         return None
     single = output_channels if isinstance(output_channels, str) else None
     keys = None if single is not None else frozenset(output_channels)
-    grouped: dict[str, Any] = {t.name: [] for t, _ in out_tasks}
+    grouped: dict[str, Any] = {}
     for task, writes in out_tasks:
-        rtn = MISSING
-        for c, v in writes:
-            if c == RETURN:
-                rtn = v
-                break
-        if rtn is not MISSING:
-            grouped[task.name].append(rtn)
-        elif keys is None:
-            grouped[task.name].extend(v for c, v in writes if c == single)
-        else:
-            picked = [(c, v) for c, v in writes if c in keys]
-            if not picked:
-                continue
-            update = dict(picked)
-            if len(update) == len(picked):
-                grouped[task.name].append(update)
-            else:  # a channel written more than once: one dict per write
-                grouped[task.name].extend({c: v} for c, v in picked)
+        grouped.setdefault(task.name, []).extend(_task_values(single, keys, writes))
     for node, vals in grouped.items():
         grouped[node] = None if not vals else vals[0] if len(vals) == 1 else vals
     if cached:
         grouped["__metadata__"] = {"cached": cached}
     return grouped
+
+
+def shown_update(
+    output_channels: str | Sequence[str],
+    keys: frozenset[str] | None,
+    task: Any,
+    writes: Sequence[tuple[str, Any]],
+    cached: bool = False,
+) -> dict[str, Any]:
+    """`map_output_updates` for one task known to be shown (not hidden, its writes neither
+    an error nor an interrupt); `keys`: the output channels as a frozenset (None for a
+    single channel)."""
+    vals = _task_values(output_channels if keys is None else None, keys, writes)
+    chunk = {task.name: None if not vals else vals[0] if len(vals) == 1 else vals}
+    if cached:
+        chunk["__metadata__"] = {"cached": cached}
+    return chunk
+
+
+def _task_values(single: Any, keys: frozenset[str] | None, writes: Sequence) -> list:
+    """What one task's `updates` entry holds: what it returned (a RETURN write), else its
+    writes to the output channel(s): a dict of them (one dict per write when a channel
+    was written more than once)."""
+    for c, v in writes:
+        if c == RETURN:
+            return [v]
+    if keys is None:
+        return [v for c, v in writes if c == single]
+    picked = [(c, v) for c, v in writes if c in keys]
+    if not picked:
+        return []
+    update = dict(picked)
+    return [update] if len(update) == len(picked) else [{c: v} for c, v in picked]
 
 
 def interrupt_chunk(writes: Sequence[tuple[str, Any]]) -> dict[str, tuple]:
@@ -209,9 +225,10 @@ def map_output_chunk(
     subgraphs: bool,
     version: str,
     mappers: tuple[Any, Any] | None = None,
-) -> Iterator[Any]:
-    """One `(namespace, mode, payload)` chunk in the shape `stream()` yields (print_mode
-    chunks are printed like LangGraph; `mappers`: see `v2_mappers`)."""
+) -> Any:
+    """One `(namespace, mode, payload)` chunk in the shape `stream()` yields, or `SKIP` for
+    a chunk of a mode it does not yield (print_mode chunks are printed like LangGraph;
+    `mappers`: see `v2_mappers`)."""
     ns, mode, payload = chunk
     if mode in print_mode:
         from warpgraph.pregel.debug import get_bolded_text, get_colored_text
@@ -222,7 +239,7 @@ def map_output_chunk(
         parts.append(repr(payload))
         print(" ".join(parts))
     if mode not in stream_mode:
-        return
+        return SKIP
     if version == "v2":
         if mode == "values":
             ints = ()
@@ -230,19 +247,21 @@ def map_output_chunk(
                 ints = payload.pop(INTERRUPT, ())
                 if mappers is not None and mappers[0] is not None:
                     payload = mappers[0](payload)
-            yield {"type": mode, "ns": ns, "data": payload, "interrupts": ints}
-        else:
-            if mappers is not None and mappers[1] is not None and mode in _STATE_MODES:
-                _coerce_checkpoint_values(payload, mappers[1])
-            yield {"type": mode, "ns": ns, "data": payload}
-    elif subgraphs and isinstance(stream_mode, list):
-        yield (ns, mode, payload)
-    elif isinstance(stream_mode, list):
-        yield (mode, payload)
-    elif subgraphs:
-        yield (ns, payload)
-    else:
-        yield payload
+            return {"type": mode, "ns": ns, "data": payload, "interrupts": ints}
+        if mappers is not None and mappers[1] is not None and mode in _STATE_MODES:
+            _coerce_checkpoint_values(payload, mappers[1])
+        return {"type": mode, "ns": ns, "data": payload}
+    if subgraphs and isinstance(stream_mode, list):
+        return (ns, mode, payload)
+    if isinstance(stream_mode, list):
+        return (mode, payload)
+    if subgraphs:
+        return (ns, payload)
+    return payload
+
+
+SKIP = object()
+"""What `map_output_chunk` returns for a chunk the stream does not yield."""
 
 
 __all__ = (

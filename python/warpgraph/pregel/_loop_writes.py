@@ -28,7 +28,7 @@ from warpgraph.pregel import _cache, _engine
 from warpgraph.pregel._algo import CONTROL_WRITES, WRITES_IDX_MAP, is_hidden_task, sanitize_send
 from warpgraph.pregel._delta_ids import stamp_ids
 from warpgraph.pregel._handlers import handler_task
-from warpgraph.pregel._io import interrupt_chunk, map_output_updates, read_channels
+from warpgraph.pregel._io import interrupt_chunk, read_channels, shown_update
 from warpgraph.pregel._records import PutWritesOp
 from warpgraph.pregel.debug import map_debug_task_results
 from warpgraph.types import Send
@@ -192,9 +192,12 @@ class TaskWritesMixin:
                     self._emit("values", cur)
                 self.latest_values = cur
         elif writes[0][0] != ERROR and "updates" in self.modes:
-            upd = map_output_updates(self.output_keys, [(task, writes)], cached)
-            if upd is not None:
-                self._emit("updates", upd)
+            keys = self.output_keys
+            # (a shown task: its writes hold neither an error nor an interrupt)
+            upd = shown_update(
+                keys, None if isinstance(keys, str) else self._out_set, task, writes, cached
+            )
+            self._emit("updates", upd)
         if not cached and self._want_tasks:
             self._emit("tasks", map_debug_task_results(task, writes, self.stream_keys))
 

@@ -32,7 +32,13 @@ from warpgraph.pregel._batch import BatchMixin
 from warpgraph.pregel._checkpoint import SnapshotMixin
 from warpgraph.pregel._draw import DrawMixin
 from warpgraph.pregel._drive import adrive, drive, setup_loop
-from warpgraph.pregel._io import invoke_result, latest_output, map_output_chunk, v2_mappers
+from warpgraph.pregel._io import (
+    SKIP,
+    invoke_result,
+    latest_output,
+    map_output_chunk,
+    v2_mappers,
+)
 from warpgraph.pregel._live import LiveOut
 from warpgraph.pregel._loop import PregelLoop
 from warpgraph.pregel._read import NodeBuilder, validate_graph
@@ -514,7 +520,8 @@ class Pregel(
                     pass
             else:
                 for chunk in chunks:
-                    yield from map_output_chunk(chunk, *mapping)
+                    if (c := map_output_chunk(chunk, *mapping)) is not SKIP:
+                        yield c
             self._finish(loop, config)
         except BaseException as e:
             if run is not None:
@@ -537,7 +544,7 @@ class Pregel(
                         pass
                 else:
                     async for chunk in chunks:
-                        for c in map_output_chunk(chunk, *mapping):
+                        if (c := map_output_chunk(chunk, *mapping)) is not SKIP:
                             yield c
             finally:
                 await driven.aclose()  # a consumer stopping mid-step cancels the step's tasks
