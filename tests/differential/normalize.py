@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import reprlib
 from collections.abc import Mapping
 from typing import Any
 
@@ -126,13 +127,25 @@ def sort_key(obj: Any) -> str:
     return repr(Normalizer(mask=True)(obj))
 
 
+_SHORT = reprlib.Repr()
+_SHORT.maxlevel, _SHORT.maxstring, _SHORT.maxother = 4, 200, 200
+_SHORT.maxlist = _SHORT.maxtuple = _SHORT.maxdict = _SHORT.maxset = 20
+
+
+def _short(value: Any) -> str:
+    """A bounded repr: a difference in a huge value (a state grown over many steps) is
+    reported without building its whole repr."""
+    return _SHORT.repr(value)
+
+
 def first_difference(a: Any, b: Any, path: str = "") -> str | None:
-    """Path and both values of the first difference between two normalised values."""
+    """Path and both values (bounded reprs) of the first difference between two normalised
+    values."""
     if type(a) is not type(b):
-        return f"{path or '<root>'}: {a!r} != {b!r}"
+        return f"{path or '<root>'}: {_short(a)} != {_short(b)}"
     if isinstance(a, dict):
         if list(a) != list(b):
-            return f"{path or '<root>'} keys: {list(a)!r} != {list(b)!r}"
+            return f"{path or '<root>'} keys: {_short(list(a))} != {_short(list(b))}"
         for k in a:
             d = first_difference(a[k], b[k], f"{path}[{k!r}]")
             if d:
@@ -145,8 +158,8 @@ def first_difference(a: Any, b: Any, path: str = "") -> str | None:
                 return d
         if len(a) != len(b):
             extra = a[len(b) :] if len(a) > len(b) else b[len(a) :]
-            return f"{path or '<root>'} length {len(a)} != {len(b)}; extra: {extra!r:.500}"
+            return f"{path or '<root>'} length {len(a)} != {len(b)}; extra: {_short(extra)}"
         return None
     if a != b:
-        return f"{path or '<root>'}: {a!r} != {b!r}"
+        return f"{path or '<root>'}: {_short(a)} != {_short(b)}"
     return None
