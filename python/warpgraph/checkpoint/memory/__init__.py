@@ -10,12 +10,15 @@ from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequenc
 from contextlib import AbstractAsyncContextManager, AbstractContextManager, ExitStack
 from typing import Any
 
+import ormsgpack
+
 from warpgraph.checkpoint._sql import config_of
 from warpgraph.checkpoint._sql.appends import (
     DELTA_TYPE,
     Rebuilt,
     Tail,
     Tails,
+    array_header,
     chain_versions,
 )
 from warpgraph.checkpoint._sql.values import (
@@ -52,6 +55,8 @@ __all__ = ("InMemorySaver", "MemorySaver", "PersistentDict")
 
 Typed = tuple[str, bytes]
 _EMPTY: Typed = ("empty", b"")
+_NIL = b"\xc0"  # (msgpack's nil: a ("null", b"") value, None, as `loads_typed` gives it)
+_MSGPACK_OPTION = ormsgpack.OPT_NON_STR_KEYS  # (the default serializer's decoding option)
 READ_CACHE = 256  # checkpoints whose joined payload `_tuple` keeps, each at most:
 READ_CACHE_MAX = 64 * 1024  # bytes
 TAILS = 4096  # (thread, ns, channel) tails kept for append deltas (see `_sql/appends.py`)
@@ -193,6 +198,52 @@ class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAs
                 stored.append(blob)
         return channels, stored, rebuilt
 
+    def _read_plain(
+        self, thread_id: str, ns: str, versions: ChannelVersions, envelope: Typed, meta: Typed
+    ) -> tuple[list[str], list[Any], bytes | None] | None:
+        """`_stored_values`, their decoding and the `_reads` payload in one pass, when the
+        serializer is the default one and every stored value is plain msgpack (or null):
+        (channels, decoded values, payload or None past `READ_CACHE_MAX`). None otherwise
+        (append deltas, other types, a batch that does not decode: the general path)."""
+        if type(self.serde) is not JsonPlusSerializer:
+            return None
+        channels, parts = [], []
+        get = self.blobs.get
+        for channel, version in versions.items():
+            blob = get((thread_id, ns, channel, version))
+            if blob is None:
+                continue
+            kind = blob[0]
+            if kind == "msgpack" and type(blob[1]) is bytes:
+                parts.append(blob[1])
+            elif kind == "null":
+                parts.append(_NIL)
+            elif kind == "empty":
+                continue
+            else:
+                return None
+            channels.append(channel)
+        body = b"".join(parts)
+        decoder = self.serde._decoder
+        try:
+            decoded = ormsgpack.unpackb(
+                array_header(len(parts)) + body, ext_hook=decoder.hook, option=_MSGPACK_OPTION
+            )
+        except (ValueError, TypeError, RecursionError):
+            return None  # (each value again: the failing one raises its own error)
+        if type(decoded) is not list or len(decoded) != len(parts):
+            return None
+        payload = None
+        if (
+            envelope[0] == "msgpack"
+            and meta[0] == "msgpack"
+            and type(envelope[1]) is bytes
+            and type(meta[1]) is bytes
+            and len(envelope[1]) + len(meta[1]) + len(body) <= READ_CACHE_MAX
+        ):
+            payload = b"".join((array_header(len(parts) + 2), envelope[1], meta[1], body))
+        return channels, decoded, payload
+
     def _rebuild(self, thread_id: str, ns: str, channel: str, version: Any) -> tuple[Typed, Any]:
         """The full (typed, decoded) value stored at a version, append deltas joined."""
         blobs = self.blobs
@@ -243,12 +294,17 @@ class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAs
                 metadata = meta
         else:
             checkpoint = self.serde.loads_typed(envelope)
-            channels, stored, rebuilt = self._stored_values(
-                thread_id, ns, checkpoint["channel_versions"]
-            )
-            decoded = loads_given(self.serde, stored, rebuilt)
+            versions = checkpoint["channel_versions"]
+            fused = self._read_plain(thread_id, ns, versions, envelope, metadata_b)
+            if fused is not None:
+                channels, decoded, payload = fused
+            else:
+                channels, stored, rebuilt = self._stored_values(thread_id, ns, versions)
+                decoded = loads_given(self.serde, stored, rebuilt)
+                payload = msgpack_payload(
+                    self.serde, [envelope, metadata_b, *stored], READ_CACHE_MAX
+                )
             checkpoint = {**checkpoint, "channel_values": dict(zip(channels, decoded))}
-            payload = msgpack_payload(self.serde, [envelope, metadata_b, *stored], READ_CACHE_MAX)
             if payload is not None:
                 if len(self._reads) >= READ_CACHE:
                     self._reads.clear()
