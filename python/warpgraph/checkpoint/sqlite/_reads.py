@@ -51,6 +51,11 @@ _LOAD_WRITES = (
     "checkpoint_ns = ? AND checkpoint_id IN (SELECT value FROM json_each(?)) "
     "ORDER BY checkpoint_id, task_path, task_id, idx"
 )
+_LOAD_WRITES_IN = (  # (a few checkpoints: their ids as parameters, no JSON to build and walk)
+    "SELECT checkpoint_id, task_id, channel, type, value FROM wg_writes WHERE thread_id = ? AND "
+    "checkpoint_ns = ? AND checkpoint_id IN ({ids}) ORDER BY checkpoint_id, task_path, task_id, idx"
+)
+WRITES_IN_MAX = 64  # checkpoints whose writes `_LOAD_WRITES_IN` reads (more: `_LOAD_WRITES`)
 _LOAD_WRITES_ONE = (  # (one checkpoint: no JSON list to build and walk)
     "SELECT checkpoint_id, task_id, channel, type, value FROM wg_writes WHERE thread_id = ? AND "
     "checkpoint_ns = ? AND checkpoint_id = ? ORDER BY task_path, task_id, idx"
@@ -90,6 +95,35 @@ BLOB_CACHE = 1024  # blob rows (or their absence) kept per saver, each at most B
 BLOB_CACHE_MAX = 16 * 1024
 PLAN_MAX = 16 * 1024  # a read plan keeps its inline values' msgpack array up to this size
 LIST_CHUNK = 32  # `list` builds tuples (and fetches their blobs) this many rows at a time
+
+
+_WRITES_IN: dict[int, str] = {}
+
+
+def _writes_in(n: int) -> str:
+    """`_LOAD_WRITES_IN` for `n` checkpoint ids."""
+    query = _WRITES_IN.get(n)
+    if query is None:
+        query = _WRITES_IN[n] = _LOAD_WRITES_IN.format(ids=", ".join("?" * n))
+    return query
+
+
+_scan_json = json.JSONDecoder().scan_once
+
+
+def _load_metadata(text: Any) -> Any:
+    """`codec.load_metadata(text)`: a stored JSON object (compact, as the savers write it)
+    read by the decoder's scanner without `json.loads`' wrapping; anything else (leading or
+    trailing whitespace, bytes, an error to raise) by `codec.load_metadata`."""
+    if type(text) is str and text[:1] == "{":
+        try:
+            value, end = _scan_json(text, 0)
+        except StopIteration:
+            pass
+        else:
+            if end == len(text):
+                return value
+    return codec.load_metadata(text)
 
 
 def _target(config: RunnableConfig) -> tuple[str, str, str | None]:
@@ -363,6 +397,9 @@ class ReadsMixin:
             for (thread, ns), ids in groups.items():
                 if len(ids) == 1:
                     query, params = _LOAD_WRITES_ONE, (thread, ns, ids[0])
+                elif len(ids) <= WRITES_IN_MAX:
+                    query = _writes_in(len(ids))
+                    params = (thread, ns, *ids)
                 else:
                     query, params = _LOAD_WRITES, (thread, ns, json.dumps(ids))
                 fetched[(thread, ns)] = conn.execute(query, params).fetchall()
@@ -398,7 +435,7 @@ class ReadsMixin:
                 CheckpointTuple(
                     config=config or codec.config_of(thread, ns, cid),
                     checkpoint=codec.checkpoint_from_record(record, state, values),
-                    metadata=codec.load_metadata(metadata),
+                    metadata=_load_metadata(metadata),
                     parent_config=codec.config_of(thread, ns, parent_id) if parent_id else None,
                     pending_writes=writes.get((thread, ns, cid), []),
                 )
