@@ -66,8 +66,9 @@ def _new_id(step: int) -> str:
 def check_supersteps(supersteps: Sequence[Sequence[Any]]) -> None:
     if len(supersteps) == 0:
         raise ValueError("No supersteps provided")
-    if any(len(u) == 0 for u in supersteps):
-        raise ValueError("No updates provided")
+    for updates in supersteps:
+        if len(updates) == 0:
+            raise ValueError("No updates provided")
 
 
 # --------------------------------------------------------------------------- helpers
@@ -105,9 +106,18 @@ def infer_as_node(graph: Any, versions_seen: dict) -> str | None:
     if not any(v for per in seen.values() for v in per.values()):
         ic = graph.input_channels
         return ic if isinstance(ic, str) and ic in nodes else None
-    ranked = sorted((v, n) for n, per in seen.items() if n in nodes for v in per.values())
-    if len(ranked) == 1 or (ranked and ranked[-1][0] != ranked[-2][0]):
-        return ranked[-1][1]
+    # the last two of the sorted (version, node) pairs of the nodes' seen versions
+    top = second = None
+    for n, per in seen.items():
+        if n in nodes:
+            for v in per.values():
+                pair = (v, n)
+                if top is None or top < pair:
+                    top, second = pair, top
+                elif second is None or second < pair:
+                    second = pair
+    if top is not None and (second is None or top[0] != second[0]):
+        return top[1]
     return None
 
 
