@@ -22,9 +22,11 @@ from warpgraph.checkpoint._sql.appends import (
     chain_versions,
 )
 from warpgraph.checkpoint._sql.values import (
+    freeze_plain,
     loads_given,
     loads_many,
     msgpack_payload,
+    thaw_plain,
     unpack_payload,
 )
 from warpgraph.checkpoint.base import (
@@ -55,6 +57,7 @@ __all__ = ("InMemorySaver", "MemorySaver", "PersistentDict")
 
 Typed = tuple[str, bytes]
 _EMPTY: Typed = ("empty", b"")
+_NOT_YET = object()  # (a `_reads` entry read once: not frozen yet)
 _NIL = b"\xc0"  # (msgpack's nil: a ("null", b"") value, None, as `loads_typed` gives it)
 _MSGPACK_OPTION = ormsgpack.OPT_NON_STR_KEYS  # (the default serializer's decoding option)
 READ_CACHE = 256  # checkpoints whose joined payload `_tuple` keeps, each at most:
@@ -145,7 +148,10 @@ class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAs
         # `_tuple` (fresh objects each time). Valid while the entry is that very tuple and
         # no blob was replaced or deleted since (`_reads_valid`; a put of new versions only
         # adds blobs, checked by the blob count, and every other blob writer clears it).
-        self._reads: dict[tuple[str, str, str], tuple[Any, tuple[str, ...], bytes]] = {}
+        # Read again, an entry whose checkpoint and metadata hold only immutable values in
+        # dicts and lists also keeps them decoded (`freeze_plain`): later reads copy the
+        # containers (`thaw_plain`), without decoding.
+        self._reads: dict[tuple[str, str, str], tuple[Any, tuple[str, ...], bytes, Any]] = {}
 
     def __enter__(self) -> InMemorySaver:  # noqa: PYI034
         self.stack.__enter__()
@@ -288,10 +294,20 @@ class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAs
         key = (thread_id, ns, checkpoint_id)
         hit = self._reads.get(key)
         if hit is not None and hit[0] is entry:
-            checkpoint, meta, *values = unpack_payload(self.serde, hit[2])
-            checkpoint["channel_values"] = dict(zip(hit[1], values))
-            if metadata is None:
-                metadata = meta
+            frozen = hit[3]
+            if frozen is not None and frozen is not _NOT_YET:
+                checkpoint = thaw_plain(frozen[0])
+                if metadata is None:
+                    metadata = thaw_plain(frozen[1])
+            else:
+                checkpoint, meta, *values = unpack_payload(self.serde, hit[2])
+                checkpoint["channel_values"] = dict(zip(hit[1], values))
+                if frozen is _NOT_YET:  # (read a second time: kept decoded if it can be)
+                    cold = freeze_plain(checkpoint)
+                    warm = None if cold is None else freeze_plain(meta)
+                    self._reads[key] = (*hit[:3], None if warm is None else (cold, warm))
+                if metadata is None:
+                    metadata = meta
         else:
             checkpoint = self.serde.loads_typed(envelope)
             versions = checkpoint["channel_versions"]
@@ -308,7 +324,7 @@ class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAs
             if payload is not None:
                 if len(self._reads) >= READ_CACHE:
                     self._reads.clear()
-                self._reads[key] = (entry, tuple(channels), payload)
+                self._reads[key] = (entry, tuple(channels), payload, _NOT_YET)
         if remember and self.append_deltas:
             self._read_tails(thread_id, ns, checkpoint)
         held = self.writes.get((thread_id, ns, checkpoint_id))

@@ -20,9 +20,12 @@ from warpgraph.checkpoint._sql.appends import (
 )
 from warpgraph.checkpoint._sql.codec import VersionsState
 from warpgraph.checkpoint._sql.values import (
+    PLAIN_TYPES,
+    freeze_plain,
     loads_given,
     loads_many,
     msgpack_payload,
+    thaw_plain,
     unpack_payload,
 )
 from warpgraph.checkpoint.base import (
@@ -97,6 +100,38 @@ PLAN_MAX = 16 * 1024  # a read plan keeps its inline values' msgpack array up to
 LIST_CHUNK = 32  # `list` builds tuples (and fetches their blobs) this many rows at a time
 
 
+_NOT_YET = object()  # (a `_tuple_rows` entry not frozen yet)
+
+
+def _freeze_tuple(tup: CheckpointTuple) -> tuple | None:
+    """(checkpoint, metadata, pending writes) of `tup` (made from a recipe, not handed
+    out yet) as `_from_frozen` copies them, or None unless all three hold only immutable
+    values in plain containers (`values.freeze_plain`)."""
+    checkpoint = freeze_plain(tup.checkpoint)
+    metadata = None if checkpoint is None else freeze_plain(tup.metadata)
+    if metadata is None:
+        return None
+    writes = tup.pending_writes
+    leaves = PLAIN_TYPES
+    for w in writes:
+        if type(w) is not tuple or not all(type(x) in leaves for x in w):
+            return None
+    return checkpoint, metadata, tuple(writes)
+
+
+def _from_frozen(frozen: tuple, recipe: tuple, config: RunnableConfig | None) -> CheckpointTuple:
+    """`ReadsMixin._from_recipe` without decoding: fresh containers of the frozen parts."""
+    checkpoint, metadata, writes = frozen
+    thread, ns, cid, parent_id = recipe[3:]
+    return CheckpointTuple(
+        config=config or codec.config_of(thread, ns, cid),
+        checkpoint=thaw_plain(checkpoint),  # type: ignore[arg-type]
+        metadata=thaw_plain(metadata),  # type: ignore[arg-type]
+        parent_config=codec.config_of(thread, ns, parent_id) if parent_id else None,
+        pending_writes=list(writes),
+    )
+
+
 _WRITES_IN: dict[int, str] = {}
 
 
@@ -152,7 +187,13 @@ class ReadsMixin:
         if again:
             rows, recipe = held[2], held[3]  # type: ignore[index]
             if recipe:
-                return self._from_recipe(recipe, config if cid else None)
+                frozen = held[4]  # type: ignore[index]
+                if frozen is not None and frozen is not _NOT_YET:
+                    return _from_frozen(frozen, recipe, config if cid else None)
+                tup = self._from_recipe(recipe, config if cid else None)
+                if frozen is _NOT_YET:  # (read a third time: kept decoded if it can be)
+                    self._tuple_rows[key] = (*held[:4], _freeze_tuple(tup))  # type: ignore[misc]
+                return tup
         else:
             if cid:
                 rows = conn.execute(_TUPLE_BY_ID, (thread, ns, cid)).fetchall()
@@ -161,7 +202,7 @@ class ReadsMixin:
             if stamp is not None:
                 if len(self._tuple_rows) >= TUPLE_ROWS:
                     self._tuple_rows.clear()
-                self._tuple_rows[key] = (conn, stamp, rows, None)
+                self._tuple_rows[key] = (conn, stamp, rows, None, _NOT_YET)
         if not rows or rows[0][0] != 0:
             return None
         row = rows[0][1:]
@@ -169,7 +210,8 @@ class ReadsMixin:
         writes = {(row[0], row[1]): [(found, w[4], w[5], w[7], w[8]) for w in rows[1:]]}
         tup = self.build_many(conn, [row], config if cid else None, writes, True)[0]
         if again and recipe is None:
-            self._tuple_rows[key] = (conn, stamp, rows, self._recipe(row, rows[1:], tup))
+            recipe = self._recipe(row, rows[1:], tup)
+            self._tuple_rows[key] = (conn, stamp, rows, recipe, _NOT_YET)
         return tup
 
     def _recipe(self, row: Sequence[Any], writes: Sequence[Any], tup: CheckpointTuple) -> Any:
