@@ -87,8 +87,11 @@ _TUPLE_HEAD = _ONE_TUPLE.format(
 )
 # What a read of this connection can tell about changes since its previous one: other
 # connections' commits (`data_version`, any process), this connection's own DDL
-# (`schema_version`); its own row changes are `conn.total_changes`
-_STAMP = "SELECT * FROM pragma_data_version, pragma_schema_version"
+# (`schema_version`), two plain PRAGMA statements (cheaper than one SELECT joining the two
+# pragma tables); its own row changes are `conn.total_changes`. Each is read before the
+# rows it stamps, so a change committed in between only makes a later stamp differ.
+_DATA_VERSION = "PRAGMA data_version"
+_SCHEMA_VERSION = "PRAGMA schema_version"
 TUPLE_ROWS = 64
 # the keys of the checkpoints `codec.checkpoint_from_record` builds of current records
 _CHECKPOINT_KEYS = frozenset(
@@ -274,8 +277,11 @@ class ReadsMixin:
             held = self._stampable = (conn, bool(files.get("main")))
         if not held[1]:
             return None
-        row = conn.execute(_STAMP).fetchone()
-        return (row[0], row[1], conn.total_changes)
+        return (
+            conn.execute(_DATA_VERSION).fetchone()[0],
+            conn.execute(_SCHEMA_VERSION).fetchone()[0],
+            conn.total_changes,
+        )
 
     def list_rows(
         self,
