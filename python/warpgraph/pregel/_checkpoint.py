@@ -128,13 +128,14 @@ def _kinds() -> tuple[tuple, type]:
     return _PLAIN_KINDS, _REDUCING
 
 
-def _snapshot_plan(graph: Any) -> tuple | None:
+def _snapshot_plan(graph: Any, keys: Any = None) -> tuple | None:
     """How `_plain_snapshot` finds a checkpoint's tasks and values without an Engine, for
     the graph's current spec and output keys, or None when a node trigger, a node's single
     read channel or an output channel is of another kind: (the GraphSpec, per node in its
     order (name, sorted triggers, subgraphs), output
     keys, {name: spec} of the BinaryOperatorAggregates among those channels)."""
-    keys = graph.stream_channels_asis
+    if keys is None:  # (the caller's `graph.stream_channels_asis`, if it has them)
+        keys = graph.stream_channels_asis
     d = derived(graph)  # (the spec's caches: dropped with it)
     cache_key = keys if isinstance(keys, str) else tuple(keys)
     if cache_key in d.snapshot_plans:
@@ -259,15 +260,17 @@ class SnapshotMixin:
         statuses = None if pending else {}
         keys = self.stream_channels_asis  # type: ignore[attr-defined]
         found = None
-        plan = _snapshot_plan(self) if FAST_PATHS else None
+        plan = _snapshot_plan(self, keys) if FAST_PATHS else None
         if plan is not None:
+            usable = True
             if pending:
                 if live:
                     statuses = read_task_statuses(pending)
-                # (the tasks' writes are applied when live, null writes always: the Engine's job)
-                usable = not ((live and statuses) or any(w[0] == NULL_TASK_ID for w in pending))
-            else:
-                usable = True
+                    usable = not statuses  # (the tasks' writes are applied: the Engine's job)
+                for w in pending:
+                    if w[0] == NULL_TASK_ID:  # (null writes are applied: the Engine's job)
+                        usable = False
+                        break
             if usable:
                 found = _plain_snapshot(plan, cp, parent_ns, step)
         if found is None:
