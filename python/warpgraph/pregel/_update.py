@@ -39,7 +39,7 @@ from warpgraph._internal._constants import (
     SNAPSHOT_BUMPS,
     TASKS,
 )
-from warpgraph._internal._machines import run_async, run_sync
+from warpgraph._internal._machines import run_async
 from warpgraph.config import ensure_config, patch_checkpoint_map, patch_config, patch_configurable
 from warpgraph.constants import END
 from warpgraph.errors import InvalidUpdateError
@@ -514,8 +514,20 @@ class _Saver:
 
 
 def drive_update(machine: Ops, saver: Any) -> Any:
-    """Run `machine` with the saver's sync methods; its return value."""
-    return run_sync(machine, _Saver(saver, False).route)
+    """Run `machine` with the saver's sync methods; its return value. (`run_sync`'s
+    steps written out: each op's outcome sent back, an error raised from the call.)"""
+    route = _Saver(saver, False).route
+    send = machine.send
+    value = None
+    while True:
+        try:
+            op = send(value)
+        except StopIteration as stop:
+            return stop.value
+        call, args, kwargs, post = route(op)
+        value = call(*args, **kwargs) if kwargs else call(*args)
+        if post is not None:
+            value = post(value)
 
 
 async def adrive_update(machine: Ops, saver: Any) -> Any:
