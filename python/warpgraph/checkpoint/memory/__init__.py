@@ -312,15 +312,16 @@ class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAs
             checkpoint = self.serde.loads_typed(envelope)
             versions = checkpoint["channel_versions"]
             fused = self._read_plain(thread_id, ns, versions, envelope, metadata_b)
-            if fused is not None:
+            if fused is not None:  # (the default serializer: `checkpoint` is its own dict)
                 channels, decoded, payload = fused
+                checkpoint["channel_values"] = dict(zip(channels, decoded))
             else:
                 channels, stored, rebuilt = self._stored_values(thread_id, ns, versions)
                 decoded = loads_given(self.serde, stored, rebuilt)
                 payload = msgpack_payload(
                     self.serde, [envelope, metadata_b, *stored], READ_CACHE_MAX
                 )
-            checkpoint = {**checkpoint, "channel_values": dict(zip(channels, decoded))}
+                checkpoint = {**checkpoint, "channel_values": dict(zip(channels, decoded))}
             if payload is not None:
                 if len(self._reads) >= READ_CACHE:
                     self._reads.clear()
