@@ -119,3 +119,46 @@ def test_sqlite_get_tuple_ignores_writes_without_their_checkpoint(tmp_path) -> N
         assert saver.get_tuple(cfg).pending_writes == [("task", "a", 2)]
         saver.conn.execute("DELETE FROM wg_checkpoints")
         assert saver.get_tuple(cfg) is None and saver.get_tuple(_cfg()) is None
+
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite"])
+@pytest.mark.parametrize(
+    "values",
+    [{"a": 1, "s": "x", "f": 1.5, "n": None, "t": True}, {"a": 1, "l": [1, 2], "d": {"k": 1}}],
+    ids=["leaves", "containers"],
+)
+def test_reads_hand_out_fresh_containers(tmp_path, kind: str, values: dict) -> None:
+    """Every read (the first ones and those the savers then make from what they keep
+    decoded) gives its own checkpoint, versions, seen versions, values, metadata and
+    pending writes: changing one read's changes no later read's."""
+    with (
+        SqliteSaver.from_conn_string(str(tmp_path / "wg.db"))
+        if kind == "sqlite"
+        else InMemorySaver()
+    ) as saver:
+        versions = dict.fromkeys(values, 1)
+        cp = _cp(values, versions)
+        cp["updated_channels"] = list(values)
+        meta = {"step": 0, "source": "loop", "parents": {"": "p"}}
+        cfg = saver.put(_cfg(), cp, meta, versions)
+        saver.put_writes(cfg, [("a", values["a"]), ("s", values.get("s", [1]))], "task", "p")
+        expected = _view(saver.get_tuple(_cfg()))
+        for _ in range(5):
+            got = saver.get_tuple(_cfg())
+            assert _view(got) == expected
+            c = got.checkpoint
+            c["channel_values"]["a"] = "changed"
+            c["channel_versions"]["a"] = 99
+            c["versions_seen"]["n"]["a"] = 99
+            c["updated_channels"].append("z")
+            c["id"] = "other"
+            got.metadata["parents"][""] = "changed"
+            got.metadata["step"] = 99
+            got.pending_writes.append(("x", "y", 1))
+            for held in [*c["channel_values"].values(), *(w[2] for w in got.pending_writes)]:
+                if isinstance(held, list):
+                    held.append("changed")
+                elif isinstance(held, dict):
+                    held["k"] = "changed"
+        assert _view(saver.get_tuple(_cfg())) == expected
+        assert [_view(t) for t in saver.list(_cfg())] == [expected]

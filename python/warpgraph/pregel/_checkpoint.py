@@ -34,7 +34,7 @@ from warpgraph.pregel import _engine
 from warpgraph.pregel._delta import ahydrated, hydrated
 from warpgraph.pregel._derived import derived
 from warpgraph.pregel._io import read_channels
-from warpgraph.pregel._persist import foreign_tuple
+from warpgraph.pregel._persist import foreign_tuple, foreign_types, from_foreign
 from warpgraph.pregel._standalone import channels_from_checkpoint, empty_checkpoint
 from warpgraph.pregel.debug import read_task_statuses, tasks_w_writes
 
@@ -128,13 +128,14 @@ def _kinds() -> tuple[tuple, type]:
     return _PLAIN_KINDS, _REDUCING
 
 
-def _snapshot_plan(graph: Any) -> tuple | None:
+def _snapshot_plan(graph: Any, keys: Any = None) -> tuple | None:
     """How `_plain_snapshot` finds a checkpoint's tasks and values without an Engine, for
     the graph's current spec and output keys, or None when a node trigger, a node's single
     read channel or an output channel is of another kind: (the GraphSpec, per node in its
     order (name, sorted triggers, subgraphs), output
     keys, {name: spec} of the BinaryOperatorAggregates among those channels)."""
-    keys = graph.stream_channels_asis
+    if keys is None:  # (the caller's `graph.stream_channels_asis`, if it has them)
+        keys = graph.stream_channels_asis
     d = derived(graph)  # (the spec's caches: dropped with it)
     cache_key = keys if isinstance(keys, str) else tuple(keys)
     if cache_key in d.snapshot_plans:
@@ -246,31 +247,50 @@ class SnapshotMixin:
     def _prepare_snapshot(
         self, config: dict, saved: Any, *, live: bool = False, states: dict | None = None
     ) -> Any:
-        StateSnapshot = _snapshot_type()
+        StateSnapshot = _SNAPSHOT or _snapshot_type()
         if not saved:
             return StateSnapshot({}, (), config, None, None, None, (), ())
         cp = saved.checkpoint
         self._migrate_checkpoint(cp)  # type: ignore[attr-defined]
-        step = saved.metadata.get("step", -1) + 1
+        metadata = saved.metadata
+        step = metadata.get("step", -1) + 1
         parent_ns = saved.config[CONF].get(CONFIG_KEY_CHECKPOINT_NS, "")
         pending = saved.pending_writes
-        statuses = read_task_statuses(pending) if pending else {}
+        # (the tasks' statuses, read from the pending writes when something needs them)
+        statuses = None if pending else {}
         keys = self.stream_channels_asis  # type: ignore[attr-defined]
         found = None
-        plan = _snapshot_plan(self) if FAST_PATHS else None
-        if plan is not None and not (
-            pending
-            and (
-                (live and statuses)  # (the tasks' writes are applied: the Engine's job)
-                or any(w[0] == NULL_TASK_ID for w in pending)
-            )
-        ):
-            found = _plain_snapshot(plan, cp, parent_ns, step)
+        plan = _snapshot_plan(self, keys) if FAST_PATHS else None
+        if plan is not None:
+            usable = True
+            if pending:
+                if live:
+                    statuses = read_task_statuses(pending)
+                    usable = not statuses  # (the tasks' writes are applied: the Engine's job)
+                for w in pending:
+                    if w[0] == NULL_TASK_ID:  # (null writes are applied: the Engine's job)
+                        usable = False
+                        break
+            if usable:
+                found = _plain_snapshot(plan, cp, parent_ns, step)
         if found is None:
+            if statuses is None:
+                statuses = read_task_statuses(pending)
             tasks, engine = self._engine_snapshot(cp, parent_ns, step, pending, statuses, live)
             values = read_channels(engine, keys)
         else:
             tasks, values = found
+        if not tasks:  # (nothing scheduled: no next, tasks or interrupts)
+            return StateSnapshot(
+                values,
+                (),
+                patch_checkpoint_map(saved.config, metadata),
+                metadata,
+                cp["ts"],
+                patch_checkpoint_map(saved.parent_config, metadata),
+                (),
+                (),
+            )
         if states is None:
             states = {}
             for t in tasks.values():
@@ -284,18 +304,14 @@ class SnapshotMixin:
                             CONFIG_KEY_CHECKPOINT_NS: ns,
                         }
                     }
-        tww = (
-            tasks_w_writes(tasks.values(), pending, states, keys, live=live, statuses=statuses)
-            if tasks
-            else ()
-        )
+        tww = tasks_w_writes(tasks.values(), pending, states, keys, live=live, statuses=statuses)
         return StateSnapshot(
             values,
             tuple(t.name for t in tasks.values() if not t.writes),
-            patch_checkpoint_map(saved.config, saved.metadata),
-            saved.metadata,
+            patch_checkpoint_map(saved.config, metadata),
+            metadata,
             cp["ts"],
-            patch_checkpoint_map(saved.parent_config, saved.metadata),
+            patch_checkpoint_map(saved.parent_config, metadata),
             tww,
             tuple(i for t in tww for i in t.interrupts),
         )
@@ -411,8 +427,9 @@ class SnapshotMixin:
     def _own(self, config: dict) -> dict:
         return self._own_checkpoint_config(config)  # type: ignore[attr-defined]
 
-    def _history_config(self, config: dict) -> dict:
-        config = ensure_config(config)
+    def _history_config(self, config: dict, ensured: dict | None = None) -> dict:
+        """`config` for a history read (`ensured`: `ensure_config(config)`, if made)."""
+        config = ensure_config(config) if ensured is None else ensured
         return merge_configs(
             self.config,
             config,
@@ -434,15 +451,21 @@ class SnapshotMixin:
     ) -> Iterator[Any]:
         """Snapshots of the thread, newest first."""
         saver = self._state_checkpointer(config)
-        if sub := self._subgraph_for_namespace(ensure_config(config), saver):
+        ensured = ensure_config(config)
+        if sub := self._subgraph_for_namespace(ensured, saver):
             yield from sub[0].get_state_history(sub[1], filter=filter, before=before, limit=limit)
             return
-        config = self._own(self._history_config(config))
-        for tup in list(saver.list(config, before=before, limit=limit, filter=filter)):
-            tup = foreign_tuple(saver, tup)
-            if self._delta_channels:  # type: ignore[attr-defined]
+        config = self._own(self._history_config(config, ensured))
+        tups = list(saver.list(config, before=before, limit=limit, filter=filter))
+        types = foreign_types(saver)
+        deltas = self._delta_channels  # type: ignore[attr-defined]
+        prepare = self._prepare_snapshot
+        for tup in tups:
+            if types is not None:
+                tup = from_foreign(tup, types)
+            if deltas:
                 tup = hydrated(self, saver, tup)
-            yield self._prepare_snapshot(tup.config, tup)
+            yield prepare(tup.config, tup)
 
     async def aget_state_history(
         self,

@@ -17,8 +17,10 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Generator, Sequence
 from functools import partial
+from hashlib import sha1
 from typing import Any
 from uuid import UUID, uuid5
+from weakref import WeakKeyDictionary
 
 from warpgraph._internal._constants import (
     CONF,
@@ -37,7 +39,7 @@ from warpgraph._internal._constants import (
     SNAPSHOT_BUMPS,
     TASKS,
 )
-from warpgraph._internal._machines import run_async, run_sync
+from warpgraph._internal._machines import run_async
 from warpgraph.config import ensure_config, patch_checkpoint_map, patch_config, patch_configurable
 from warpgraph.constants import END
 from warpgraph.errors import InvalidUpdateError
@@ -64,8 +66,9 @@ def _new_id(step: int) -> str:
 def check_supersteps(supersteps: Sequence[Sequence[Any]]) -> None:
     if len(supersteps) == 0:
         raise ValueError("No supersteps provided")
-    if any(len(u) == 0 for u in supersteps):
-        raise ValueError("No updates provided")
+    for updates in supersteps:
+        if len(updates) == 0:
+            raise ValueError("No updates provided")
 
 
 # --------------------------------------------------------------------------- helpers
@@ -103,15 +106,46 @@ def infer_as_node(graph: Any, versions_seen: dict) -> str | None:
     if not any(v for per in seen.values() for v in per.values()):
         ic = graph.input_channels
         return ic if isinstance(ic, str) and ic in nodes else None
-    ranked = sorted((v, n) for n, per in seen.items() if n in nodes for v in per.values())
-    if len(ranked) == 1 or (ranked and ranked[-1][0] != ranked[-2][0]):
-        return ranked[-1][1]
+    # the last two of the sorted (version, node) pairs of the nodes' seen versions
+    top = second = None
+    for n, per in seen.items():
+        if n in nodes:
+            for v in per.values():
+                pair = (v, n)
+                if top is None or top < pair:
+                    top, second = pair, top
+                elif second is None or second < pair:
+                    second = pair
+    if top is not None and (second is None or top[0] != second[0]):
+        return top[1]
     return None
+
+
+def _uuid5_str(namespace: str, name: str) -> str:
+    """`str(uuid5(UUID(namespace), name))`, hashed directly when `namespace` is 32 hex
+    digits, dashes aside (a checkpoint id: what `UUID` reads as those digits), without the
+    two UUID objects; else by `uuid`."""
+    digits = namespace.replace("-", "")
+    if len(digits) == 32:
+        try:
+            raw = bytes.fromhex(digits)
+        except ValueError:
+            raw = b""
+        if len(raw) == 16:  # (32 characters giving 16 bytes: all hex digits)
+            n = int.from_bytes(sha1(raw + name.encode()).digest()[:16], "big")
+            n = (n & _UUID5_KEEP) | _UUID5_MARK  # (version 5, RFC 4122 variant)
+            h = f"{n:032x}"
+            return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+    return str(uuid5(UUID(namespace), name))
+
+
+_UUID5_KEEP = ~((0xF000 << 64) | (0xC000 << 48))
+_UUID5_MARK = (0x5000 << 64) | (0x8000 << 48)
 
 
 def _update_task_id(checkpoint_id: str, i: int) -> str:
     """The id of the i-th update of a superstep that reuses no prepared task."""
-    return str(uuid5(UUID(checkpoint_id), INTERRUPT if i == 0 else f"{INTERRUPT}:{i}"))
+    return _uuid5_str(checkpoint_id, INTERRUPT if i == 0 else f"{INTERRUPT}:{i}")
 
 
 def _prepared(engine: Any, checkpoint_id: str, ns: str, step: int, v: int) -> list:
@@ -273,7 +307,7 @@ def _as_input(graph: Any, base: _Base, values: Any, is_first: bool) -> Ops:
     if base.delta is not None:
         base.delta.writes(writes, as_input=True)
     yield from base.store_writes(
-        base.config, [(str(uuid5(UUID(base.id), INPUT)), writes, None)], is_first
+        base.config, [(_uuid5_str(base.id, INPUT), writes, None)], is_first
     )
     base.engine.apply_writes([(INPUT, (), (), writes)], base.nv)
     saved = base.saved
@@ -372,7 +406,7 @@ def _as_nodes(graph: Any, base: _Base, updates: Sequence[Any], is_first: bool) -
         queue = prepared.get(as_node)
         task_id = given_id or (queue.popleft() if queue else _update_task_id(base.id, i))
         writes: deque = deque()
-        run = writers[0] if len(writers) == 1 else _sequence(writers)
+        run = writers[0] if len(writers) == 1 else _sequence(nodes[as_node], writers)
         run_config = patch_config(
             base.config,
             run_name=graph.name + "UpdateState",
@@ -404,10 +438,24 @@ def _as_nodes(graph: Any, base: _Base, updates: Sequence[Any], is_first: bool) -
     )
 
 
-def _sequence(writers: list) -> Any:
+def _sequence(node: Any, writers: list) -> Any:
+    """A node's writers as one runnable, made once per node (while it has these writers:
+    a RunnableSeq holds nothing of a call)."""
+    try:
+        held = _SEQUENCES.get(node)
+    except TypeError:  # (a node type without weak references or hash: made each time)
+        held = node = None
+    if held is not None and held[0] is writers:
+        return held[1]
     from warpgraph._internal._runnable import RunnableSeq
 
-    return RunnableSeq(*writers)
+    seq = RunnableSeq(*writers)
+    if node is not None:
+        _SEQUENCES[node] = (writers, seq)
+    return seq
+
+
+_SEQUENCES: WeakKeyDictionary = WeakKeyDictionary()
 
 
 # --------------------------------------------------------------------------- drivers
@@ -466,8 +514,20 @@ class _Saver:
 
 
 def drive_update(machine: Ops, saver: Any) -> Any:
-    """Run `machine` with the saver's sync methods; its return value."""
-    return run_sync(machine, _Saver(saver, False).route)
+    """Run `machine` with the saver's sync methods; its return value. (`run_sync`'s
+    steps written out: each op's outcome sent back, an error raised from the call.)"""
+    route = _Saver(saver, False).route
+    send = machine.send
+    value = None
+    while True:
+        try:
+            op = send(value)
+        except StopIteration as stop:
+            return stop.value
+        call, args, kwargs, post = route(op)
+        value = call(*args, **kwargs) if kwargs else call(*args)
+        if post is not None:
+            value = post(value)
 
 
 async def adrive_update(machine: Ops, saver: Any) -> Any:
@@ -477,11 +537,21 @@ async def adrive_update(machine: Ops, saver: Any) -> Any:
 
 # --------------------------------------------------------------------------- the API
 def _next_version(saver: Any) -> Any:
-    from warpgraph.pregel._savers import _saver_next_version
-
     if type(saver).get_next_version is _saver_next_version():
         return "str"
     return saver.get_next_version
+
+
+def _saver_next_version() -> Any:
+    global _SAVER_NEXT_VERSION
+    if _SAVER_NEXT_VERSION is None:
+        from warpgraph.pregel._savers import _saver_next_version as found
+
+        _SAVER_NEXT_VERSION = found
+    return _SAVER_NEXT_VERSION()
+
+
+_SAVER_NEXT_VERSION: Any = None
 
 
 class UpdateMixin:

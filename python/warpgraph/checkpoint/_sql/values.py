@@ -18,7 +18,14 @@ import ormsgpack
 from warpgraph.checkpoint._sql.appends import array_header as _array_header
 from warpgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
-__all__ = ("loads_given", "loads_many", "msgpack_payload", "unpack_payload")
+__all__ = (
+    "freeze_plain",
+    "loads_given",
+    "loads_many",
+    "msgpack_payload",
+    "thaw_plain",
+    "unpack_payload",
+)
 
 _OPTION = ormsgpack.OPT_NON_STR_KEYS  # (the decoder's own)
 _NIL = b"\xc0"
@@ -88,3 +95,51 @@ def msgpack_payload(serde: Any, typed: Sequence[tuple[str, bytes]], limit: int) 
 def unpack_payload(serde: Any, payload: bytes) -> list[Any]:
     """The values of a `msgpack_payload` (fresh objects on every call)."""
     return ormsgpack.unpackb(payload, ext_hook=serde._decoder.hook, option=_OPTION)
+
+
+# the types of the values `freeze_plain` shares between the copies `thaw_plain` makes (immutable)
+PLAIN_TYPES = frozenset((str, int, float, bool, bytes, type(None)))
+
+
+def freeze_plain(d: dict) -> tuple | None:
+    """`d`'s items as `thaw_plain` copies them: (key, how, value), the value a leaf (0: shared),
+    a dict of leaves (1: copied), a dict of dicts of leaves (2: both levels copied) or a
+    list of leaves (3: kept as a tuple, copied as a list); None if `d` holds anything else.
+    The containers are copied here, so the caller may change `d` afterwards."""
+    if type(d) is not dict:
+        return None
+    leaves = PLAIN_TYPES
+    items = []
+    for k, v in d.items():
+        t = type(v)
+        if t in leaves:
+            items.append((k, 0, v))
+        elif t is dict:
+            if all(type(x) in leaves for x in v.values()):
+                items.append((k, 1, dict(v)))
+            elif all(
+                type(x) is dict and all(type(y) in leaves for y in x.values()) for x in v.values()
+            ):
+                items.append((k, 2, {n: dict(x) for n, x in v.items()}))
+            else:
+                return None
+        elif t is list and all(type(x) in leaves for x in v):
+            items.append((k, 3, tuple(v)))
+        else:
+            return None
+    return tuple(items)
+
+
+def thaw_plain(items: tuple) -> dict:
+    """A fresh dict of `freeze_plain` items (new containers, the immutable leaves shared)."""
+    out = {}
+    for k, how, v in items:
+        if how == 0:
+            out[k] = v
+        elif how == 1:
+            out[k] = v.copy()
+        elif how == 2:
+            out[k] = {n: x.copy() for n, x in v.items()}
+        else:
+            out[k] = list(v)
+    return out

@@ -10,18 +10,23 @@ from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequenc
 from contextlib import AbstractAsyncContextManager, AbstractContextManager, ExitStack
 from typing import Any
 
+import ormsgpack
+
 from warpgraph.checkpoint._sql import config_of
 from warpgraph.checkpoint._sql.appends import (
     DELTA_TYPE,
     Rebuilt,
     Tail,
     Tails,
+    array_header,
     chain_versions,
 )
 from warpgraph.checkpoint._sql.values import (
+    freeze_plain,
     loads_given,
     loads_many,
     msgpack_payload,
+    thaw_plain,
     unpack_payload,
 )
 from warpgraph.checkpoint.base import (
@@ -52,6 +57,9 @@ __all__ = ("InMemorySaver", "MemorySaver", "PersistentDict")
 
 Typed = tuple[str, bytes]
 _EMPTY: Typed = ("empty", b"")
+_NOT_YET = object()  # (a `_reads` entry read once: not frozen yet)
+_NIL = b"\xc0"  # (msgpack's nil: a ("null", b"") value, None, as `loads_typed` gives it)
+_MSGPACK_OPTION = ormsgpack.OPT_NON_STR_KEYS  # (the default serializer's decoding option)
 READ_CACHE = 256  # checkpoints whose joined payload `_tuple` keeps, each at most:
 READ_CACHE_MAX = 64 * 1024  # bytes
 TAILS = 4096  # (thread, ns, channel) tails kept for append deltas (see `_sql/appends.py`)
@@ -140,7 +148,10 @@ class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAs
         # `_tuple` (fresh objects each time). Valid while the entry is that very tuple and
         # no blob was replaced or deleted since (`_reads_valid`; a put of new versions only
         # adds blobs, checked by the blob count, and every other blob writer clears it).
-        self._reads: dict[tuple[str, str, str], tuple[Any, tuple[str, ...], bytes]] = {}
+        # Read again, an entry whose checkpoint and metadata hold only immutable values in
+        # dicts and lists also keeps them decoded (`freeze_plain`): later reads copy the
+        # containers (`thaw_plain`), without decoding.
+        self._reads: dict[tuple[str, str, str], tuple[Any, tuple[str, ...], bytes, Any]] = {}
 
     def __enter__(self) -> InMemorySaver:  # noqa: PYI034
         self.stack.__enter__()
@@ -193,6 +204,52 @@ class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAs
                 stored.append(blob)
         return channels, stored, rebuilt
 
+    def _read_plain(
+        self, thread_id: str, ns: str, versions: ChannelVersions, envelope: Typed, meta: Typed
+    ) -> tuple[list[str], list[Any], bytes | None] | None:
+        """`_stored_values`, their decoding and the `_reads` payload in one pass, when the
+        serializer is the default one and every stored value is plain msgpack (or null):
+        (channels, decoded values, payload or None past `READ_CACHE_MAX`). None otherwise
+        (append deltas, other types, a batch that does not decode: the general path)."""
+        if type(self.serde) is not JsonPlusSerializer:
+            return None
+        channels, parts = [], []
+        get = self.blobs.get
+        for channel, version in versions.items():
+            blob = get((thread_id, ns, channel, version))
+            if blob is None:
+                continue
+            kind = blob[0]
+            if kind == "msgpack" and type(blob[1]) is bytes:
+                parts.append(blob[1])
+            elif kind == "null":
+                parts.append(_NIL)
+            elif kind == "empty":
+                continue
+            else:
+                return None
+            channels.append(channel)
+        body = b"".join(parts)
+        decoder = self.serde._decoder
+        try:
+            decoded = ormsgpack.unpackb(
+                array_header(len(parts)) + body, ext_hook=decoder.hook, option=_MSGPACK_OPTION
+            )
+        except (ValueError, TypeError, RecursionError):
+            return None  # (each value again: the failing one raises its own error)
+        if type(decoded) is not list or len(decoded) != len(parts):
+            return None
+        payload = None
+        if (
+            envelope[0] == "msgpack"
+            and meta[0] == "msgpack"
+            and type(envelope[1]) is bytes
+            and type(meta[1]) is bytes
+            and len(envelope[1]) + len(meta[1]) + len(body) <= READ_CACHE_MAX
+        ):
+            payload = b"".join((array_header(len(parts) + 2), envelope[1], meta[1], body))
+        return channels, decoded, payload
+
     def _rebuild(self, thread_id: str, ns: str, channel: str, version: Any) -> tuple[Typed, Any]:
         """The full (typed, decoded) value stored at a version, append deltas joined."""
         blobs = self.blobs
@@ -237,22 +294,38 @@ class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAs
         key = (thread_id, ns, checkpoint_id)
         hit = self._reads.get(key)
         if hit is not None and hit[0] is entry:
-            checkpoint, meta, *values = unpack_payload(self.serde, hit[2])
-            checkpoint["channel_values"] = dict(zip(hit[1], values))
-            if metadata is None:
-                metadata = meta
+            frozen = hit[3]
+            if frozen is not None and frozen is not _NOT_YET:
+                checkpoint = thaw_plain(frozen[0])
+                if metadata is None:
+                    metadata = thaw_plain(frozen[1])
+            else:
+                checkpoint, meta, *values = unpack_payload(self.serde, hit[2])
+                checkpoint["channel_values"] = dict(zip(hit[1], values))
+                if frozen is _NOT_YET:  # (read a second time: kept decoded if it can be)
+                    cold = freeze_plain(checkpoint)
+                    warm = None if cold is None else freeze_plain(meta)
+                    self._reads[key] = (*hit[:3], None if warm is None else (cold, warm))
+                if metadata is None:
+                    metadata = meta
         else:
             checkpoint = self.serde.loads_typed(envelope)
-            channels, stored, rebuilt = self._stored_values(
-                thread_id, ns, checkpoint["channel_versions"]
-            )
-            decoded = loads_given(self.serde, stored, rebuilt)
-            checkpoint = {**checkpoint, "channel_values": dict(zip(channels, decoded))}
-            payload = msgpack_payload(self.serde, [envelope, metadata_b, *stored], READ_CACHE_MAX)
+            versions = checkpoint["channel_versions"]
+            fused = self._read_plain(thread_id, ns, versions, envelope, metadata_b)
+            if fused is not None:  # (the default serializer: `checkpoint` is its own dict)
+                channels, decoded, payload = fused
+                checkpoint["channel_values"] = dict(zip(channels, decoded))
+            else:
+                channels, stored, rebuilt = self._stored_values(thread_id, ns, versions)
+                decoded = loads_given(self.serde, stored, rebuilt)
+                payload = msgpack_payload(
+                    self.serde, [envelope, metadata_b, *stored], READ_CACHE_MAX
+                )
+                checkpoint = {**checkpoint, "channel_values": dict(zip(channels, decoded))}
             if payload is not None:
                 if len(self._reads) >= READ_CACHE:
                     self._reads.clear()
-                self._reads[key] = (entry, tuple(channels), payload)
+                self._reads[key] = (entry, tuple(channels), payload, _NOT_YET)
         if remember and self.append_deltas:
             self._read_tails(thread_id, ns, checkpoint)
         held = self.writes.get((thread_id, ns, checkpoint_id))

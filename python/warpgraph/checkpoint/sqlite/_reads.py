@@ -20,9 +20,12 @@ from warpgraph.checkpoint._sql.appends import (
 )
 from warpgraph.checkpoint._sql.codec import VersionsState
 from warpgraph.checkpoint._sql.values import (
+    PLAIN_TYPES,
+    freeze_plain,
     loads_given,
     loads_many,
     msgpack_payload,
+    thaw_plain,
     unpack_payload,
 )
 from warpgraph.checkpoint.base import (
@@ -51,6 +54,11 @@ _LOAD_WRITES = (
     "checkpoint_ns = ? AND checkpoint_id IN (SELECT value FROM json_each(?)) "
     "ORDER BY checkpoint_id, task_path, task_id, idx"
 )
+_LOAD_WRITES_IN = (  # (a few checkpoints: their ids as parameters, no JSON to build and walk)
+    "SELECT checkpoint_id, task_id, channel, type, value FROM wg_writes WHERE thread_id = ? AND "
+    "checkpoint_ns = ? AND checkpoint_id IN ({ids}) ORDER BY checkpoint_id, task_path, task_id, idx"
+)
+WRITES_IN_MAX = 64  # checkpoints whose writes `_LOAD_WRITES_IN` reads (more: `_LOAD_WRITES`)
 _LOAD_WRITES_ONE = (  # (one checkpoint: no JSON list to build and walk)
     "SELECT checkpoint_id, task_id, channel, type, value FROM wg_writes WHERE thread_id = ? AND "
     "checkpoint_ns = ? AND checkpoint_id = ? ORDER BY task_path, task_id, idx"
@@ -79,8 +87,11 @@ _TUPLE_HEAD = _ONE_TUPLE.format(
 )
 # What a read of this connection can tell about changes since its previous one: other
 # connections' commits (`data_version`, any process), this connection's own DDL
-# (`schema_version`); its own row changes are `conn.total_changes`
-_STAMP = "SELECT * FROM pragma_data_version, pragma_schema_version"
+# (`schema_version`), two plain PRAGMA statements (cheaper than one SELECT joining the two
+# pragma tables); its own row changes are `conn.total_changes`. Each is read before the
+# rows it stamps, so a change committed in between only makes a later stamp differ.
+_DATA_VERSION = "PRAGMA data_version"
+_SCHEMA_VERSION = "PRAGMA schema_version"
 TUPLE_ROWS = 64
 # the keys of the checkpoints `codec.checkpoint_from_record` builds of current records
 _CHECKPOINT_KEYS = frozenset(
@@ -90,6 +101,67 @@ BLOB_CACHE = 1024  # blob rows (or their absence) kept per saver, each at most B
 BLOB_CACHE_MAX = 16 * 1024
 PLAN_MAX = 16 * 1024  # a read plan keeps its inline values' msgpack array up to this size
 LIST_CHUNK = 32  # `list` builds tuples (and fetches their blobs) this many rows at a time
+
+
+_NOT_YET = object()  # (a `_tuple_rows` entry not frozen yet)
+
+
+def _freeze_tuple(tup: CheckpointTuple) -> tuple | None:
+    """(checkpoint, metadata, pending writes) of `tup` (made from a recipe, not handed
+    out yet) as `_from_frozen` copies them, or None unless all three hold only immutable
+    values in plain containers (`values.freeze_plain`)."""
+    checkpoint = freeze_plain(tup.checkpoint)
+    metadata = None if checkpoint is None else freeze_plain(tup.metadata)
+    if metadata is None:
+        return None
+    writes = tup.pending_writes
+    leaves = PLAIN_TYPES
+    for w in writes:
+        if type(w) is not tuple or not all(type(x) in leaves for x in w):
+            return None
+    return checkpoint, metadata, tuple(writes)
+
+
+def _from_frozen(frozen: tuple, recipe: tuple, config: RunnableConfig | None) -> CheckpointTuple:
+    """`ReadsMixin._from_recipe` without decoding: fresh containers of the frozen parts."""
+    checkpoint, metadata, writes = frozen
+    thread, ns, cid, parent_id = recipe[3:]
+    return CheckpointTuple(
+        config=config or codec.config_of(thread, ns, cid),
+        checkpoint=thaw_plain(checkpoint),  # type: ignore[arg-type]
+        metadata=thaw_plain(metadata),  # type: ignore[arg-type]
+        parent_config=codec.config_of(thread, ns, parent_id) if parent_id else None,
+        pending_writes=list(writes),
+    )
+
+
+_WRITES_IN: dict[int, str] = {}
+
+
+def _writes_in(n: int) -> str:
+    """`_LOAD_WRITES_IN` for `n` checkpoint ids."""
+    query = _WRITES_IN.get(n)
+    if query is None:
+        query = _WRITES_IN[n] = _LOAD_WRITES_IN.format(ids=", ".join("?" * n))
+    return query
+
+
+_scan_json = json.JSONDecoder().scan_once
+
+
+def _load_metadata(text: Any) -> Any:
+    """`codec.load_metadata(text)`: a stored JSON object (compact, as the savers write it)
+    read by the decoder's scanner without `json.loads`' wrapping; anything else (leading or
+    trailing whitespace, bytes, an error to raise) by `codec.load_metadata`."""
+    if type(text) is str and text[:1] == "{":
+        try:
+            value, end = _scan_json(text, 0)
+        except StopIteration:
+            pass
+        else:
+            if end == len(text):
+                return value
+    return codec.load_metadata(text)
 
 
 def _target(config: RunnableConfig) -> tuple[str, str, str | None]:
@@ -118,7 +190,13 @@ class ReadsMixin:
         if again:
             rows, recipe = held[2], held[3]  # type: ignore[index]
             if recipe:
-                return self._from_recipe(recipe, config if cid else None)
+                frozen = held[4]  # type: ignore[index]
+                if frozen is not None and frozen is not _NOT_YET:
+                    return _from_frozen(frozen, recipe, config if cid else None)
+                tup = self._from_recipe(recipe, config if cid else None)
+                if frozen is _NOT_YET:  # (read a third time: kept decoded if it can be)
+                    self._tuple_rows[key] = (*held[:4], _freeze_tuple(tup))  # type: ignore[misc]
+                return tup
         else:
             if cid:
                 rows = conn.execute(_TUPLE_BY_ID, (thread, ns, cid)).fetchall()
@@ -127,7 +205,7 @@ class ReadsMixin:
             if stamp is not None:
                 if len(self._tuple_rows) >= TUPLE_ROWS:
                     self._tuple_rows.clear()
-                self._tuple_rows[key] = (conn, stamp, rows, None)
+                self._tuple_rows[key] = (conn, stamp, rows, None, _NOT_YET)
         if not rows or rows[0][0] != 0:
             return None
         row = rows[0][1:]
@@ -135,7 +213,8 @@ class ReadsMixin:
         writes = {(row[0], row[1]): [(found, w[4], w[5], w[7], w[8]) for w in rows[1:]]}
         tup = self.build_many(conn, [row], config if cid else None, writes, True)[0]
         if again and recipe is None:
-            self._tuple_rows[key] = (conn, stamp, rows, self._recipe(row, rows[1:], tup))
+            recipe = self._recipe(row, rows[1:], tup)
+            self._tuple_rows[key] = (conn, stamp, rows, recipe, _NOT_YET)
         return tup
 
     def _recipe(self, row: Sequence[Any], writes: Sequence[Any], tup: CheckpointTuple) -> Any:
@@ -198,8 +277,11 @@ class ReadsMixin:
             held = self._stampable = (conn, bool(files.get("main")))
         if not held[1]:
             return None
-        row = conn.execute(_STAMP).fetchone()
-        return (row[0], row[1], conn.total_changes)
+        return (
+            conn.execute(_DATA_VERSION).fetchone()[0],
+            conn.execute(_SCHEMA_VERSION).fetchone()[0],
+            conn.total_changes,
+        )
 
     def list_rows(
         self,
@@ -363,6 +445,9 @@ class ReadsMixin:
             for (thread, ns), ids in groups.items():
                 if len(ids) == 1:
                     query, params = _LOAD_WRITES_ONE, (thread, ns, ids[0])
+                elif len(ids) <= WRITES_IN_MAX:
+                    query = _writes_in(len(ids))
+                    params = (thread, ns, *ids)
                 else:
                     query, params = _LOAD_WRITES, (thread, ns, json.dumps(ids))
                 fetched[(thread, ns)] = conn.execute(query, params).fetchall()
@@ -398,7 +483,7 @@ class ReadsMixin:
                 CheckpointTuple(
                     config=config or codec.config_of(thread, ns, cid),
                     checkpoint=codec.checkpoint_from_record(record, state, values),
-                    metadata=codec.load_metadata(metadata),
+                    metadata=_load_metadata(metadata),
                     parent_config=codec.config_of(thread, ns, parent_id) if parent_id else None,
                     pending_writes=writes.get((thread, ns, cid), []),
                 )
