@@ -395,8 +395,24 @@ class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAs
     ) -> RunnableConfig:
         """`put`, with the envelope already encoded when `envelope` is given (the engine's
         `create_checkpoint_packed`: the bytes `_dump_envelope` would give)."""
-        thread_id = config["configurable"]["thread_id"]
-        ns = _ns(config)
+        self._store_packed(config, checkpoint, metadata, new_versions, envelope)
+        conf = config["configurable"]
+        return _config(conf["thread_id"], conf.get("checkpoint_ns", ""), checkpoint["id"])
+
+    def _store_packed(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+        envelope: bytes | None,
+    ) -> None:
+        """`_store` without its answer (the engine's puts do not read the config a `put`
+        returns). Only the values of the channels in `new_versions` are read from the
+        checkpoint's `channel_values` (the engine may hand over only those)."""
+        conf = config["configurable"]
+        thread_id = conf["thread_id"]
+        ns = conf.get("checkpoint_ns", "")
         values = checkpoint["channel_values"]
         blobs = {}
         dumps = self.serde.dumps_typed
@@ -435,7 +451,12 @@ class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAs
             if envelope is None
             else ("msgpack", envelope)
         )
-        meta = self._dump("checkpoint metadata", get_checkpoint_metadata(config, metadata))
+        merged = get_checkpoint_metadata(config, metadata)
+        try:
+            meta = dumps(merged)
+        except TypeError:
+            self._dump("checkpoint metadata", merged)  # raises, naming what it is
+            raise
         stored = self.blobs
         if not stored.keys().isdisjoint(blobs):
             # versions stored again: a delta naming one must not see other bytes
@@ -446,17 +467,17 @@ class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAs
         stored.update(blobs)
         if tails:
             self._tails.keep(tails)
-        parent_id = config["configurable"].get("checkpoint_id")
         checkpoints = self.storage[thread_id][ns]
         cid = checkpoint["id"]
-        checkpoints[cid] = (typed, meta, parent_id)
-        head = self._heads.get((thread_id, ns))
-        if head is not None:
-            if head[0] is not checkpoints:
-                del self._heads[(thread_id, ns)]
-            elif cid > head[1]:
-                self._heads[(thread_id, ns)] = (checkpoints, cid)
-        return _config(thread_id, ns, cid)
+        checkpoints[cid] = (typed, meta, conf.get("checkpoint_id"))
+        heads = self._heads
+        if heads:
+            head = heads.get((thread_id, ns))
+            if head is not None:
+                if head[0] is not checkpoints:
+                    del heads[(thread_id, ns)]
+                elif cid > head[1]:
+                    heads[(thread_id, ns)] = (checkpoints, cid)
 
     def _read_tails(self, thread_id: str, ns: str, checkpoint: dict[str, Any]) -> None:
         """Tails of the list values a `get_tuple` returns (`read_tail`)."""
