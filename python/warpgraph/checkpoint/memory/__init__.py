@@ -52,6 +52,7 @@ __all__ = ("InMemorySaver", "MemorySaver", "PersistentDict")
 
 Typed = tuple[str, bytes]
 _EMPTY: Typed = ("empty", b"")
+_NO_WRITES: frozenset = frozenset()  # (the writes held for a checkpoint that has none)
 READ_CACHE = 256  # checkpoints whose joined payload `_tuple` keeps, each at most:
 READ_CACHE_MAX = 64 * 1024  # bytes
 TAILS = 4096  # (thread, ns, channel) tails kept for append deltas (see `_sql/appends.py`)
@@ -517,7 +518,8 @@ class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAs
         writes (WRITES_IDX_MAP, negative idx) replace the previous one."""
         conf = config["configurable"]
         key = (conf["thread_id"], conf.get("checkpoint_ns", ""), conf["checkpoint_id"])
-        existing = self.writes.get(key) or {}
+        held = self.writes.get(key)
+        existing = _NO_WRITES if held is None else held
         staged = {}
         dumps = self.serde.dumps_typed
         special = WRITES_IDX_MAP
@@ -535,7 +537,10 @@ class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAs
                 raise
             staged[inner] = (task_id, channel, dumped, task_path)
         if staged:
-            self.writes[key].update(staged)
+            if held is None:  # (the first writes of the checkpoint: the staged dict is kept)
+                self.writes[key] = staged
+            else:
+                held.update(staged)
 
     def delete_thread(self, thread_id: str) -> None:
         """Delete every checkpoint, write and blob of `thread_id`."""

@@ -253,17 +253,32 @@ impl Engine {
         only: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyDict>> {
         let spec = self.spec.clone();
-        let candidates = self.run.maybe_valued().to_vec();
         let ops = PyOps { py, cls: &spec.cls };
         let out = PyDict::new(py);
+        if let Some(keys) = only {
+            // (the channels of `keys`, in their order: a channel without a value is left
+            // out, as below; unknown names are versions of no channel of this graph)
+            for key in keys.keys() {
+                let Ok(name) = key.cast::<PyString>() else {
+                    continue;
+                };
+                let Some(&i) = spec.graph.index.get(name.to_str()?) else {
+                    continue;
+                };
+                if self.run.channel_slot(i).is_none() {
+                    continue;
+                }
+                let ch = &spec.graph.channels[i];
+                if let Some(v) = channels::checkpoint(&ops, ch, &self.run.states[i])? {
+                    out.set_item(spec.chan_names[i].bind(py), v)?;
+                }
+            }
+            return Ok(out); // (`maybe_valued` stays a superset until a full gathering)
+        }
+        let candidates = self.run.maybe_valued().to_vec();
         for i in candidates {
             if self.run.channel_slot(i).is_none() {
                 continue;
-            }
-            if let Some(keys) = only {
-                if !keys.contains(spec.chan_names[i].bind(py))? {
-                    continue;
-                }
             }
             let ch = &spec.graph.channels[i];
             if let Some(v) = channels::checkpoint(&ops, ch, &self.run.states[i])? {
