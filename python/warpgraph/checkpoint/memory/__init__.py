@@ -52,7 +52,7 @@ __all__ = ("InMemorySaver", "MemorySaver", "PersistentDict")
 
 Typed = tuple[str, bytes]
 _EMPTY: Typed = ("empty", b"")
-_NO_WRITES: frozenset = frozenset()  # (the writes held for a checkpoint that has none)
+_NULL: Typed = ("null", b"")  # (JsonPlusSerializer's encoding of None)
 READ_CACHE = 256  # checkpoints whose joined payload `_tuple` keeps, each at most:
 READ_CACHE_MAX = 64 * 1024  # bytes
 TAILS = 4096  # (thread, ns, channel) tails kept for append deltas (see `_sql/appends.py`)
@@ -417,6 +417,7 @@ class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAs
         values = checkpoint["channel_values"]
         blobs = {}
         dumps = self.serde.dumps_typed
+        null = _NULL if type(self.serde) is JsonPlusSerializer else None  # (what it gives)
         channel = None
         tails: dict[tuple[str, str, str], Tail | None] = {}
         try:
@@ -434,9 +435,13 @@ class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAs
                             list_dumps, thread_id, ns, channel, version, value
                         )
                         continue
-                    blobs[(thread_id, ns, channel, version)] = (
-                        _EMPTY if value is _EMPTY else dumps(value)
-                    )
+                    if value is _EMPTY:
+                        blob = _EMPTY
+                    elif value is None and null is not None:
+                        blob = null
+                    else:
+                        blob = dumps(value)
+                    blobs[(thread_id, ns, channel, version)] = blob
                     if held and (thread_id, ns, channel) in held:
                         tails[(thread_id, ns, channel)] = None  # (not a list: no tail)
             else:
@@ -519,22 +524,25 @@ class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAs
         conf = config["configurable"]
         key = (conf["thread_id"], conf.get("checkpoint_ns", ""), conf["checkpoint_id"])
         held = self.writes.get(key)
-        existing = _NO_WRITES if held is None else held
         staged = {}
         dumps = self.serde.dumps_typed
+        null = _NULL if type(self.serde) is JsonPlusSerializer else None  # (what it gives)
         special = WRITES_IDX_MAP
         for idx, (channel, value) in enumerate(writes):
             if channel in special:
                 inner = (task_id, special[channel])
             else:
                 inner = (task_id, idx)
-                if inner in existing:
+                if held is not None and inner in held:
                     continue
-            try:
-                dumped = dumps(value)
-            except TypeError:
-                self._dump("write to channel", value, channel)  # raises, naming the channel
-                raise
+            if value is None and null is not None:
+                dumped = null
+            else:
+                try:
+                    dumped = dumps(value)
+                except TypeError:
+                    self._dump("write to channel", value, channel)  # raises, naming it
+                    raise
             staged[inner] = (task_id, channel, dumped, task_path)
         if staged:
             if held is None:  # (the first writes of the checkpoint: the staged dict is kept)
