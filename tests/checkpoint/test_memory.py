@@ -467,7 +467,7 @@ def test_engine_encoded_envelopes_equal_the_serializers(monkeypatch, durability:
     creates the checkpoint (`create_checkpoint_packed`); the stored bytes must be exactly
     what the saver's serializer gives for the checkpoint without its values."""
     checked: list[bool] = []
-    store = InMemorySaver._store
+    store = InMemorySaver._store_packed
 
     def checking(self, config, checkpoint, metadata, new_versions, envelope):
         if envelope is not None:
@@ -475,7 +475,7 @@ def test_engine_encoded_envelopes_equal_the_serializers(monkeypatch, durability:
             checked.append(self.serde.dumps_typed(rest) == ("msgpack", envelope))
         return store(self, config, checkpoint, metadata, new_versions, envelope)
 
-    monkeypatch.setattr(InMemorySaver, "_store", checking)
+    monkeypatch.setattr(InMemorySaver, "_store_packed", checking)
     for i, builder in enumerate(_graphs_for_envelopes()):
         saver = InMemorySaver()
         assert saver.takes_packed_puts()

@@ -831,3 +831,47 @@ def test_advance_is_apply_then_next_id_then_prepare(pure: bool) -> None:
         assert one.channel_versions() == two.channel_versions()
     # at the recursion limit nothing is prepared
     assert two.advance([], "int", prefix, "", 5, 5)[2] == []
+
+
+@pytest.mark.parametrize("pure", [False, True])
+def test_next_checkpoint_only_new_gathers_the_new_versions_values(pure: bool) -> None:
+    """`next_checkpoint(..., only_new=True)` (the in-memory saver's packed puts) is the
+    same checkpoint with only the values of the channels in its new versions; the envelope
+    (native engine) still encodes the whole checkpoint without its values."""
+    import ormsgpack
+    from warpgraph.pregel import _engine_py
+
+    mod: Any = _engine_py if pure else _core
+    specs = {k: make_channel("wg", kind, arg) for k, (kind, arg) in STATE.items()}
+    for k, c in specs.items():
+        c.key = k
+    spec = mod.GraphSpec(specs, {k: (list(t), r) for k, (t, r) in NODES.items()})
+    full, lean = mod.Engine(spec, None), mod.Engine(spec, None)
+    steps = [
+        [("__input__", (), [], [("__start__", {"a": "s"})])],
+        [
+            (
+                "__start__",
+                ("__pregel_pull", "__start__"),
+                ["__start__"],
+                [("a", "x"), ("branch:to:n1", None), ("branch:to:n2", None)],
+            )
+        ],
+        [("n1", ("__pregel_pull", "n1"), ["branch:to:n1"], [("items", [1]), ("a", "y")])],
+    ]
+    prev_full: dict = {}
+    prev_lean: dict = {}
+    for step, tasks in enumerate(steps, start=-1):
+        updated = full.apply_writes(tasks, "int")
+        assert lean.apply_writes(tasks, "int") == updated
+        _, cp, _, new = full.next_checkpoint(step, updated, prev_full, True)
+        _, cp2, envelope, new2 = lean.next_checkpoint(step, updated, prev_lean, True, True)
+        assert new2 == new and new
+        values = cp["channel_values"]
+        assert cp2["channel_values"] == {k: v for k, v in values.items() if k in new}
+        same = ("v", "channel_versions", "versions_seen", "updated_channels")
+        assert {k: cp2[k] for k in same} == {k: cp[k] for k in same}
+        if envelope is not None:
+            rest = {k: v for k, v in cp2.items() if k != "channel_values"}
+            assert ormsgpack.unpackb(envelope) == rest
+        prev_full, prev_lean = cp["channel_versions"], cp2["channel_versions"]

@@ -334,12 +334,17 @@ class Engine:
         updated_channels: list[str] | None,
         previous: dict,
         envelope: bool = True,
+        only_new: bool = False,
     ) -> tuple[str, dict, None, dict]:
         from warpgraph import _core
 
         cid = _core.uuid6(step)
         cp = self.create_checkpoint(cid, _core.utc_now(), updated_channels)
-        return cid, cp, None, self.new_versions(previous)
+        new = self.new_versions(previous)
+        if only_new:  # (the values of the channels in `new` only)
+            values = cp["channel_values"]
+            cp["channel_values"] = {k: v for k, v in values.items() if k in new}
+        return cid, cp, None, new
 
     def new_versions(self, previous: dict) -> dict:
         cur = self._versions

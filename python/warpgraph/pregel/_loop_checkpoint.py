@@ -50,8 +50,15 @@ class CheckpointMixin:
             set_counters(metadata, counters, ())
         new_versions = envelope = None
         if do_cp and not exiting:  # id, checkpoint (+ envelope), new versions: one crossing
+            packed = self.packed_puts
+            # (the in-memory saver stores only new versions' values: only those are gathered
+            # into the checkpoint it is handed, unless delta channels read the others)
             self.checkpoint_id, cp, envelope, new_versions = self.engine.next_checkpoint(
-                self.step, self._cp_updated, self.checkpoint_previous_versions, self.packed_puts
+                self.step,
+                self._cp_updated,
+                self.checkpoint_previous_versions,
+                packed,
+                packed and delta is None,
             )
         elif not exiting:
             self.checkpoint_id = _engine.uuid6(self.step)

@@ -141,6 +141,12 @@ class TaskWritesMixin:
             wc = self._writes_config
             if wc is not None and wc[0] is cc and wc[1] == self.checkpoint_id:
                 config = wc[2]  # shared by the step's put_writes (the saver keeps no config)
+            elif (
+                self._shares_inputs
+                and cc[CONF].get(CONFIG_KEY_CHECKPOINT_ID) == self.checkpoint_id
+                and cc[CONF].get(CONFIG_KEY_CHECKPOINT_NS, self) == self.parent_ns
+            ):  # (the config of the checkpoint put last is the one built below: shared)
+                config = cc
             else:
                 config = {
                     **cc,

@@ -580,7 +580,7 @@ class SaverSession:
             else:
                 saver.put_writes(op.config, op.writes, op.task_id)
         elif op.envelope is not None:
-            saver._store(op.config, op.checkpoint, op.metadata, op.new_versions, op.envelope)
+            saver._store_packed(op.config, op.checkpoint, op.metadata, op.new_versions, op.envelope)
         else:
             saver.put(op.config, op.checkpoint, op.metadata, op.new_versions)
 

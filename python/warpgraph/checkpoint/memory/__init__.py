@@ -60,6 +60,7 @@ _EMPTY: Typed = ("empty", b"")
 _NOT_YET = object()  # (a `_reads` entry read once: not frozen yet)
 _NIL = b"\xc0"  # (msgpack's nil: a ("null", b"") value, None, as `loads_typed` gives it)
 _MSGPACK_OPTION = ormsgpack.OPT_NON_STR_KEYS  # (the default serializer's decoding option)
+_NULL: Typed = ("null", b"")  # (JsonPlusSerializer's encoding of None)
 READ_CACHE = 256  # checkpoints whose joined payload `_tuple` keeps, each at most:
 READ_CACHE_MAX = 64 * 1024  # bytes
 TAILS = 4096  # (thread, ns, channel) tails kept for append deltas (see `_sql/appends.py`)
@@ -468,11 +469,28 @@ class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAs
     ) -> RunnableConfig:
         """`put`, with the envelope already encoded when `envelope` is given (the engine's
         `create_checkpoint_packed`: the bytes `_dump_envelope` would give)."""
-        thread_id = config["configurable"]["thread_id"]
-        ns = _ns(config)
+        self._store_packed(config, checkpoint, metadata, new_versions, envelope)
+        conf = config["configurable"]
+        return _config(conf["thread_id"], conf.get("checkpoint_ns", ""), checkpoint["id"])
+
+    def _store_packed(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+        envelope: bytes | None,
+    ) -> None:
+        """`_store` without its answer (the engine's puts do not read the config a `put`
+        returns). Only the values of the channels in `new_versions` are read from the
+        checkpoint's `channel_values` (the engine may hand over only those)."""
+        conf = config["configurable"]
+        thread_id = conf["thread_id"]
+        ns = conf.get("checkpoint_ns", "")
         values = checkpoint["channel_values"]
         blobs = {}
         dumps = self.serde.dumps_typed
+        null = _NULL if type(self.serde) is JsonPlusSerializer else None  # (what it gives)
         channel = None
         tails: dict[tuple[str, str, str], Tail | None] = {}
         try:
@@ -490,9 +508,13 @@ class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAs
                             list_dumps, thread_id, ns, channel, version, value
                         )
                         continue
-                    blobs[(thread_id, ns, channel, version)] = (
-                        _EMPTY if value is _EMPTY else dumps(value)
-                    )
+                    if value is _EMPTY:
+                        blob = _EMPTY
+                    elif value is None and null is not None:
+                        blob = null
+                    else:
+                        blob = dumps(value)
+                    blobs[(thread_id, ns, channel, version)] = blob
                     if held and (thread_id, ns, channel) in held:
                         tails[(thread_id, ns, channel)] = None  # (not a list: no tail)
             else:
@@ -508,7 +530,12 @@ class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAs
             if envelope is None
             else ("msgpack", envelope)
         )
-        meta = self._dump("checkpoint metadata", get_checkpoint_metadata(config, metadata))
+        merged = get_checkpoint_metadata(config, metadata)
+        try:
+            meta = dumps(merged)
+        except TypeError:
+            self._dump("checkpoint metadata", merged)  # raises, naming what it is
+            raise
         stored = self.blobs
         if not stored.keys().isdisjoint(blobs):
             # versions stored again: a delta naming one must not see other bytes
@@ -519,17 +546,17 @@ class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAs
         stored.update(blobs)
         if tails:
             self._tails.keep(tails)
-        parent_id = config["configurable"].get("checkpoint_id")
         checkpoints = self.storage[thread_id][ns]
         cid = checkpoint["id"]
-        checkpoints[cid] = (typed, meta, parent_id)
-        head = self._heads.get((thread_id, ns))
-        if head is not None:
-            if head[0] is not checkpoints:
-                del self._heads[(thread_id, ns)]
-            elif cid > head[1]:
-                self._heads[(thread_id, ns)] = (checkpoints, cid)
-        return _config(thread_id, ns, cid)
+        checkpoints[cid] = (typed, meta, conf.get("checkpoint_id"))
+        heads = self._heads
+        if heads:
+            head = heads.get((thread_id, ns))
+            if head is not None:
+                if head[0] is not checkpoints:
+                    del heads[(thread_id, ns)]
+                elif cid > head[1]:
+                    heads[(thread_id, ns)] = (checkpoints, cid)
 
     def _read_tails(self, thread_id: str, ns: str, checkpoint: dict[str, Any]) -> None:
         """Tails of the list values a `get_tuple` returns (`read_tail`)."""
@@ -569,25 +596,32 @@ class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAs
         writes (WRITES_IDX_MAP, negative idx) replace the previous one."""
         conf = config["configurable"]
         key = (conf["thread_id"], conf.get("checkpoint_ns", ""), conf["checkpoint_id"])
-        existing = self.writes.get(key) or {}
+        held = self.writes.get(key)
         staged = {}
         dumps = self.serde.dumps_typed
+        null = _NULL if type(self.serde) is JsonPlusSerializer else None  # (what it gives)
         special = WRITES_IDX_MAP
         for idx, (channel, value) in enumerate(writes):
             if channel in special:
                 inner = (task_id, special[channel])
             else:
                 inner = (task_id, idx)
-                if inner in existing:
+                if held is not None and inner in held:
                     continue
-            try:
-                dumped = dumps(value)
-            except TypeError:
-                self._dump("write to channel", value, channel)  # raises, naming the channel
-                raise
+            if value is None and null is not None:
+                dumped = null
+            else:
+                try:
+                    dumped = dumps(value)
+                except TypeError:
+                    self._dump("write to channel", value, channel)  # raises, naming it
+                    raise
             staged[inner] = (task_id, channel, dumped, task_path)
         if staged:
-            self.writes[key].update(staged)
+            if held is None:  # (the first writes of the checkpoint: the staged dict is kept)
+                self.writes[key] = staged
+            else:
+                held.update(staged)
 
     def delete_thread(self, thread_id: str) -> None:
         """Delete every checkpoint, write and blob of `thread_id`."""

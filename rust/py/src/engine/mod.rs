@@ -247,11 +247,35 @@ impl Engine {
     }
 
     /// `{k: channel.checkpoint()}` for versioned channels whose checkpoint is not MISSING.
-    fn checkpoint_values<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+    fn checkpoint_values<'py>(
+        &mut self,
+        py: Python<'py>,
+        only: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyDict>> {
         let spec = self.spec.clone();
-        let candidates = self.run.maybe_valued().to_vec();
         let ops = PyOps { py, cls: &spec.cls };
         let out = PyDict::new(py);
+        if let Some(keys) = only {
+            // (the channels of `keys`, in their order: a channel without a value is left
+            // out, as below; unknown names are versions of no channel of this graph)
+            for key in keys.keys() {
+                let Ok(name) = key.cast::<PyString>() else {
+                    continue;
+                };
+                let Some(&i) = spec.graph.index.get(name.to_str()?) else {
+                    continue;
+                };
+                if self.run.channel_slot(i).is_none() {
+                    continue;
+                }
+                let ch = &spec.graph.channels[i];
+                if let Some(v) = channels::checkpoint(&ops, ch, &self.run.states[i])? {
+                    out.set_item(spec.chan_names[i].bind(py), v)?;
+                }
+            }
+            return Ok(out); // (`maybe_valued` stays a superset until a full gathering)
+        }
+        let candidates = self.run.maybe_valued().to_vec();
         for i in candidates {
             if self.run.channel_slot(i).is_none() {
                 continue;
@@ -465,15 +489,7 @@ impl Engine {
         updated_channels: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<(Bound<'py, PyDict>, Option<Bound<'py, PyBytes>>)> {
         let d = self.new_checkpoint(py, checkpoint_id, ts, updated_channels, false)?;
-        let cv = d.get_item(intern!(py, "channel_versions"))?;
-        let vs = d.get_item(intern!(py, "versions_seen"))?;
-        let envelope = match (cv, vs) {
-            (Some(cv), Some(vs)) => crate::envelope::pack_fresh_checkpoint(
-                &d,
-                (self.mirror.sections(), cv.as_ptr(), vs.as_ptr()),
-            ),
-            _ => None,
-        };
+        let envelope = self.pack_fresh(&d)?;
         Ok((d, envelope))
     }
 
@@ -481,8 +497,11 @@ impl Engine {
     /// new_versions)` = `uuid6(step)`, `create_checkpoint_packed(id, utc_now(),
     /// updated_channels)` (with `envelope`, for a saver taking engine-encoded envelopes;
     /// else `create_checkpoint` and None) and `new_versions(previous)`.
+    /// With `only_new`, the checkpoint's `channel_values` hold only the channels in
+    /// `new_versions` (for a saver storing just those: the in-memory saver's packed puts),
+    /// so the values of the other channels are not gathered into a dict every step.
     #[allow(clippy::type_complexity)]
-    #[pyo3(signature = (step, updated_channels, previous, envelope=true))]
+    #[pyo3(signature = (step, updated_channels, previous, envelope=true, only_new=false))]
     fn next_checkpoint<'py>(
         &mut self,
         py: Python<'py>,
@@ -490,6 +509,7 @@ impl Engine {
         updated_channels: Option<&Bound<'py, PyAny>>,
         previous: &Bound<'py, PyAny>,
         envelope: bool,
+        only_new: bool,
     ) -> PyResult<(
         String,
         Bound<'py, PyDict>,
@@ -498,6 +518,15 @@ impl Engine {
     )> {
         let id = warpgraph_core::uuid6::uuid6(Some(step));
         let ts = warpgraph_core::clock::utc_now_iso();
+        if only_new {
+            // (new versions first: they select the values; the mirror is brought up to
+            // date by either call, so the order changes nothing else)
+            let new = self.new_versions(py, previous)?;
+            let d =
+                self.new_checkpoint_of(py, &id, &ts, updated_channels, !envelope, Some(&new))?;
+            let packed = if envelope { self.pack_fresh(&d)? } else { None };
+            return Ok((id, d, packed, new));
+        }
         let (cp, packed) = if envelope {
             self.create_checkpoint_packed(py, &id, &ts, updated_channels)?
         } else {
@@ -544,6 +573,34 @@ impl Engine {
         updated_channels: Option<&Bound<'py, PyAny>>,
         register: bool,
     ) -> PyResult<Bound<'py, PyDict>> {
+        self.new_checkpoint_of(py, checkpoint_id, ts, updated_channels, register, None)
+    }
+
+    /// The envelope of a checkpoint `new_checkpoint` just made (unregistered), written
+    /// from the mirrors' sections: `create_checkpoint_packed`'s second item.
+    fn pack_fresh<'py>(&self, d: &Bound<'py, PyDict>) -> PyResult<Option<Bound<'py, PyBytes>>> {
+        let py = d.py();
+        let cv = d.get_item(intern!(py, "channel_versions"))?;
+        let vs = d.get_item(intern!(py, "versions_seen"))?;
+        Ok(match (cv, vs) {
+            (Some(cv), Some(vs)) => crate::envelope::pack_fresh_checkpoint(
+                d,
+                (self.mirror.sections(), cv.as_ptr(), vs.as_ptr()),
+            ),
+            _ => None,
+        })
+    }
+
+    /// `new_checkpoint`, its `channel_values` limited to the keys of `only` when given.
+    fn new_checkpoint_of<'py>(
+        &mut self,
+        py: Python<'py>,
+        checkpoint_id: &str,
+        ts: &str,
+        updated_channels: Option<&Bound<'py, PyAny>>,
+        register: bool,
+        only: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyDict>> {
         let seen = self.mirror.seen(py, &self.run, &self.spec)?.copy()?;
         let versions = self.mirror.versions(py, &self.run, &self.spec)?.copy()?;
         self.mirror.remember(&versions, &self.run);
@@ -554,7 +611,10 @@ impl Engine {
         d.set_item(intern!(py, "v"), 4)?;
         d.set_item(intern!(py, "ts"), ts)?;
         d.set_item(intern!(py, "id"), checkpoint_id)?;
-        d.set_item(intern!(py, "channel_values"), self.checkpoint_values(py)?)?;
+        d.set_item(
+            intern!(py, "channel_values"),
+            self.checkpoint_values(py, only)?,
+        )?;
         d.set_item(intern!(py, "channel_versions"), versions)?;
         d.set_item(intern!(py, "versions_seen"), seen)?;
         match updated_channels.filter(|u| !u.is_none()) {

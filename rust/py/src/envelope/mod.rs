@@ -315,6 +315,7 @@ fn fast_pack_checkpoint(
     checkpoint: &Bound<'_, PyDict>,
     mut cache: Option<&mut SeenCache>,
     fresh: Option<Fresh<'_>>,
+    mut defer: Option<&mut Vec<Deferred>>,
 ) -> Result<(), Unsupported> {
     let py = checkpoint.py();
     let d = checkpoint.as_ptr();
@@ -344,10 +345,17 @@ fn fast_pack_checkpoint(
             }
             fast_pack(buf, k, 1)?;
             if let Some((sections, cv, vs)) = fresh {
-                if (v == cv || v == vs)
-                    && sections::pack_fresh(sections, v == vs, ffi::PyDict_Size(v) as usize, buf)
-                {
-                    continue;
+                if v == cv || v == vs {
+                    let (seen, n) = (v == vs, ffi::PyDict_Size(v) as usize);
+                    if let Some(later) = defer.as_deref_mut() {
+                        // (the section's bytes are written by the caller, after its header)
+                        if let Some(len) = sections::pack_fresh_header(sections, seen, n, buf) {
+                            later.push((buf.len(), seen, len));
+                            continue;
+                        }
+                    } else if sections::pack_fresh(sections, seen, n, buf) {
+                        continue;
+                    }
                 }
             }
             if (is_key(k, b"channel_versions") || is_key(k, b"versions_seen"))
@@ -377,11 +385,59 @@ pub(crate) fn pack_fresh_checkpoint<'py>(
     fresh: Fresh<'_>,
 ) -> Option<Bound<'py, PyBytes>> {
     let mut buf = pack_buffer();
-    let out = fast_pack_checkpoint(&mut buf, checkpoint, None, Some(fresh))
+    let mut later: Vec<Deferred> = Vec::with_capacity(2);
+    let out = fast_pack_checkpoint(&mut buf, checkpoint, None, Some(fresh), Some(&mut later))
         .ok()
-        .map(|()| PyBytes::new(checkpoint.py(), &buf));
+        .and_then(|()| join_deferred(checkpoint.py(), &buf, &later, fresh.0));
     give_back(buf);
     out
+}
+
+/// Where a version dict's section goes in an envelope packed without it: (offset in the
+/// packed bytes, `versions_seen`?, length of the section's bytes).
+type Deferred = (usize, bool, usize);
+
+/// The envelope: `head` (packed without the sections' bytes) with the sections' bytes
+/// written at their offsets, straight into the new bytes object (the sections, most of
+/// an envelope, are copied once); None if a section's length changed meanwhile.
+fn join_deferred<'py>(
+    py: Python<'py>,
+    head: &[u8],
+    later: &[Deferred],
+    sections: &sections::SharedSections,
+) -> Option<Bound<'py, PyBytes>> {
+    let s = sections::lock(sections);
+    let mut total = head.len();
+    for &(_, seen, len) in later {
+        if sections::fresh_bytes(&s, seen).len() != len {
+            return None;
+        }
+        total += len;
+    }
+    // SAFETY: a new bytes object of `total` bytes (NULL contents: uninitialised), every
+    // byte of which is written below before the object is handed out; the GIL is held.
+    unsafe {
+        let obj = ffi::PyBytes_FromStringAndSize(std::ptr::null(), total as ffi::Py_ssize_t);
+        if obj.is_null() {
+            ffi::PyErr_Clear();
+            return None;
+        }
+        let out = ffi::PyBytes_AsString(obj).cast::<u8>();
+        let mut o = 0;
+        let mut copy = |part: &[u8]| {
+            std::ptr::copy_nonoverlapping(part.as_ptr(), out.add(o), part.len());
+            o += part.len();
+        };
+        let mut last = 0;
+        for &(pos, seen, _) in later {
+            copy(&head[last..pos]);
+            copy(sections::fresh_bytes(&s, seen));
+            last = pos;
+        }
+        copy(&head[last..]);
+        debug_assert_eq!(o, total);
+        Some(Bound::from_owned_ptr(py, obj).cast_into_unchecked())
+    }
 }
 
 /// `ormsgpack.packb(checkpoint minus "channel_values", option=OPT_NON_STR_KEYS)`, natively.
@@ -391,7 +447,7 @@ fn pack_checkpoint_envelope<'py>(
     checkpoint: &Bound<'py, PyDict>,
 ) -> PyResult<Bound<'py, PyBytes>> {
     let mut buf = pack_buffer();
-    if seen::with_cache(|c| fast_pack_checkpoint(&mut buf, checkpoint, c, None)).is_ok() {
+    if seen::with_cache(|c| fast_pack_checkpoint(&mut buf, checkpoint, c, None, None)).is_ok() {
         let out = PyBytes::new(py, &buf);
         give_back(buf);
         return Ok(out);

@@ -262,6 +262,35 @@ pub(crate) fn pack_fresh(
     true
 }
 
+/// [`pack_fresh`] without the section's bytes: the map header only, and the length of the
+/// bytes [`fresh_bytes`] gives for the caller to write after it; None (nothing written)
+/// when [`pack_fresh`] would write nothing.
+pub(crate) fn pack_fresh_header(
+    sections: &SharedSections,
+    seen: bool,
+    len: usize,
+    buf: &mut Vec<u8>,
+) -> Option<usize> {
+    if !enabled() {
+        return None;
+    }
+    let s = lock(sections);
+    let sec = if seen { &s.vs } else { &s.cv };
+    if sec.bad != 0 || sec.slots.len() != len || envelope::write_map_header(buf, len).is_err() {
+        return None;
+    }
+    Some(sec.bytes.len())
+}
+
+/// The encoded entries of the mirror's `versions_seen` (`seen`) or `channel_versions`.
+pub(crate) fn fresh_bytes(s: &Sections, seen: bool) -> &[u8] {
+    if seen {
+        &s.vs.bytes
+    } else {
+        &s.cv.bytes
+    }
+}
+
 /// One checkpoint's `channel_versions` or `versions_seen` dict.
 struct Record {
     dict: Py<PyDict>,
