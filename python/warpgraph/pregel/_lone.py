@@ -148,18 +148,22 @@ def _lone_tasks(loop: Any, is_async: bool) -> Generator[Any, None, None]:
     conf = loop.conf
     if loop.pending_writes or loop.is_replaying:
         return  # neither changes while steps run here
+    prepare = loop.engine.prepare_next_tasks
+    pns = loop.parent_ns
+    v = loop.checkpoint_v
     runs = lone_plans(loop.graph)
     control = loop.control
     perform = loop.perform_write
     streamed = loop.stream is not None
-    # the step's tasks, when the previous step's crossing prepared them
-    prepared: list[PreparedTask] | None = None
+    # the step's tasks, when the previous step's crossing prepared them (the first step's:
+    # perhaps the input step's crossing, `prepared_tasks`)
+    prepared: list[PreparedTask] | None = loop.prepared_tasks()
     while loop.step <= loop.stop:
         if control is not None and control._drain_reason is not None:
             return  # drained: the general loop stops before the next step
         step, cid = loop.step, loop.checkpoint_id
         if prepared is None:
-            prepared = loop.prepared_tasks()
+            prepared = prepare(cid, pns, step, v)
         if len(prepared) != 1:
             loop._next_tasks = (step, cid, prepared)  # (the general step's, unchanged)
             return
