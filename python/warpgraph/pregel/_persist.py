@@ -204,10 +204,16 @@ def from_foreign(saved: Any, types: tuple) -> Any:
     return saved._replace(checkpoint=cp, pending_writes=pending)
 
 
-def _in_memory(saver: Any) -> bool:
-    from warpgraph.checkpoint.memory import InMemorySaver
+_MEMORY_SAVER: Any = None  # (InMemorySaver, imported on first use)
 
-    return isinstance(saver, InMemorySaver)
+
+def _in_memory(saver: Any) -> bool:
+    global _MEMORY_SAVER
+    if _MEMORY_SAVER is None:
+        from warpgraph.checkpoint.memory import InMemorySaver
+
+        _MEMORY_SAVER = InMemorySaver
+    return isinstance(saver, _MEMORY_SAVER)
 
 
 def _sync_twins(saver: Any) -> bool:
