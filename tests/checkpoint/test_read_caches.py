@@ -162,3 +162,45 @@ def test_reads_hand_out_fresh_containers(tmp_path, kind: str, values: dict) -> N
                     held["k"] = "changed"
         assert _view(saver.get_tuple(_cfg())) == expected
         assert [_view(t) for t in saver.list(_cfg())] == [expected]
+
+
+def test_memory_put_chain_leaves_what_the_next_read_decodes() -> None:
+    """Each `put` on the checkpoint the previous put stored (or `get_tuple` read) leaves its
+    payload for the next read (`_keep_payload`): every read equal to LangGraph's saver's,
+    in key order too, also when a value turns None, a channel gets its first value, a
+    blob is stored again with other bytes, or the put names another parent."""
+    from warpgraph.checkpoint import memory
+
+    saver, ref = InMemorySaver(), RefMemory()
+    steps = [
+        ({"a": 1, "b": "x", "c": 1.5}, {"a": 1, "b": 1, "c": 1}, None),
+        ({"a": 2, "b": "x", "c": 1.5}, {"a": 2, "b": 1, "c": 1}, {"a": 2}),
+        ({"a": None, "b": "x", "c": 1.5}, {"a": 3, "b": 1, "c": 1}, {"a": 3}),
+        ({"a": None, "b": "y", "c": 1.5, "d": [1]}, {"a": 3, "b": 2, "c": 1, "d": 1}, None),
+        ({"a": 4, "b": "y", "c": 1.5, "d": [1]}, {"a": 4, "b": 2, "c": 1, "d": 1}, {"a": 4}),
+        # (version 4 of "a" stored again with other bytes: no kept payload may show 4)
+        ({"a": 5, "b": "y", "c": 1.5, "d": [1]}, {"a": 4, "b": 2, "c": 1, "d": 1}, {"a": 4}),
+        ({"a": 6, "b": "y", "c": 1.5, "d": [1]}, {"a": 6, "b": 2, "c": 1, "d": 1}, {"a": 6}),
+    ]
+    configs: list = [(_cfg(), _cfg())]
+    kept = 0
+    for i, (values, versions, new) in enumerate(steps):
+        cid = f"1ef{i:05d}-0000-6000-8000-000000000000"
+        new = dict(versions) if new is None else new
+        parent = configs[-1] if i != 6 else configs[-3]  # (the last put: another parent)
+        out = []
+        for s, config in zip((saver, ref), parent):
+            out.append(s.put(config, _cp(values, versions, cid), {"step": i}, new))
+        configs.append(tuple(out))
+        hit = saver._reads.get(("t", "", cid))
+        kept += hit is not None and hit[3] is memory._UNREAD
+        for _ in range(3):
+            mine, theirs = saver.get_tuple(_cfg()), ref.get_tuple(_cfg())
+            assert _view(mine) == _view(theirs)
+            assert list(mine.checkpoint) == list(theirs.checkpoint)
+            assert list(mine.checkpoint["channel_values"]) == list(
+                theirs.checkpoint["channel_values"]
+            )
+        for mine_cfg, ref_cfg in configs[1:]:
+            assert _view(saver.get_tuple(mine_cfg)) == _view(ref.get_tuple(ref_cfg))
+    assert kept >= 2  # (the chain did keep payloads)
