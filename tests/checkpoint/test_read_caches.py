@@ -162,6 +162,14 @@ def test_reads_hand_out_fresh_containers(tmp_path, kind: str, values: dict) -> N
                     held["k"] = "changed"
         assert _view(saver.get_tuple(_cfg())) == expected
         assert [_view(t) for t in saver.list(_cfg())] == [expected]
+        for _ in range(5):  # (the later lists: what the SQLite saver keeps decoded)
+            (got,) = saver.list(_cfg())
+            assert _view(got) == expected
+            got.checkpoint["channel_values"]["a"] = "changed"
+            got.checkpoint["versions_seen"]["n"]["a"] = 99
+            got.metadata["parents"][""] = "changed"
+            got.pending_writes.append(("x", "y", 1))
+        assert [_view(t) for t in saver.list(_cfg())] == [expected]
 
 
 def test_memory_put_chain_leaves_what_the_next_read_decodes() -> None:
@@ -204,3 +212,61 @@ def test_memory_put_chain_leaves_what_the_next_read_decodes() -> None:
         for mine_cfg, ref_cfg in configs[1:]:
             assert _view(saver.get_tuple(mine_cfg)) == _view(ref.get_tuple(ref_cfg))
     assert kept >= 2  # (the chain did keep payloads)
+
+
+@pytest.mark.parametrize("native", ["0", "1"])
+def test_sqlite_lists_kept_while_nothing_changed(tmp_path, monkeypatch, native: str) -> None:
+    """`list` keeps its tuples under the database's stamp (`build_many`): repeated lists
+    equal LangGraph's saver's, and a write (of this connection or another one), a
+    checkpoint put since, or a list iterated across a write shows what a fresh read does."""
+    monkeypatch.setenv("WARPGRAPH_SQLITE_NATIVE_WRITER", native)
+    with (
+        SqliteSaver.from_conn_string(str(tmp_path / "wg.db")) as saver,
+        RefSqlite.from_conn_string(str(tmp_path / "lg.db")) as ref,
+    ):
+        pairs = []
+        for s in (saver, ref):
+            cfg = _cfg()
+            got = []
+            for i in range(4):
+                cp = _cp({"a": i, "b": BIG}, {"a": i + 1, "b": 1}, f"1ef{i:05d}-0000-6000-8000-0")
+                cfg = s.put(cfg, cp, {"step": i}, {"a": i + 1} if i else {"a": 1, "b": 1})
+                got.append(cfg)
+            pairs.append(got)
+        mine, theirs = pairs
+
+        def same(limit: int | None = None) -> None:
+            for _ in range(4):
+                assert [_view(t) for t in saver.list(_cfg(), limit=limit)] == [
+                    _view(t) for t in ref.list(_cfg(), limit=limit)
+                ]
+
+        same()
+        same(2)
+        for s, cfgs in ((saver, mine), (ref, theirs)):
+            s.put_writes(cfgs[1], [("a", 7), ("b", None)], "task", "p")
+        same()
+        with SqliteSaver.from_conn_string(str(tmp_path / "wg.db")) as other:
+            other.put_writes(mine[2], [("a", 8)], "task-2", "p")
+        ref.put_writes(theirs[2], [("a", 8)], "task-2", "p")
+        same()
+        # a list iterated across a write: the later chunks read what is stored then
+        from warpgraph.checkpoint.sqlite import _reads
+
+        monkeypatch.setattr(_reads, "LIST_CHUNK", 1)
+        same()
+        it = saver.list(_cfg())
+        assert _view(next(it)) == _view(next(iter(ref.list(_cfg()))))
+        saver.put_writes(mine[0], [("a", 9)], "task-3", "p")
+        ref.put_writes(theirs[0], [("a", 9)], "task-3", "p")
+        # (LangGraph's saver reads a whole list at once: compared with its list after that)
+        assert [_view(t) for t in it] == [_view(t) for t in ref.list(_cfg())][1:]
+        same()
+        for s, cfgs in ((saver, mine), (ref, theirs)):
+            s.put(
+                cfgs[-1],
+                _cp({"a": 9, "b": BIG}, {"a": 9, "b": 1}, "1ef00009-0000-6000-8000-0"),
+                {"step": 9},
+                {"a": 9},
+            )
+        same()
