@@ -162,3 +162,111 @@ def test_reads_hand_out_fresh_containers(tmp_path, kind: str, values: dict) -> N
                     held["k"] = "changed"
         assert _view(saver.get_tuple(_cfg())) == expected
         assert [_view(t) for t in saver.list(_cfg())] == [expected]
+        for _ in range(5):  # (the later lists: what the SQLite saver keeps decoded)
+            (got,) = saver.list(_cfg())
+            assert _view(got) == expected
+            got.checkpoint["channel_values"]["a"] = "changed"
+            got.checkpoint["versions_seen"]["n"]["a"] = 99
+            got.metadata["parents"][""] = "changed"
+            got.pending_writes.append(("x", "y", 1))
+        assert [_view(t) for t in saver.list(_cfg())] == [expected]
+
+
+def test_memory_put_chain_leaves_what_the_next_read_decodes() -> None:
+    """Each `put` on the checkpoint the previous put stored (or `get_tuple` read) leaves its
+    payload for the next read (`_keep_payload`): every read equal to LangGraph's saver's,
+    in key order too, also when a value turns None, a channel gets its first value, a
+    blob is stored again with other bytes, or the put names another parent."""
+    from warpgraph.checkpoint import memory
+
+    saver, ref = InMemorySaver(), RefMemory()
+    steps = [
+        ({"a": 1, "b": "x", "c": 1.5}, {"a": 1, "b": 1, "c": 1}, None),
+        ({"a": 2, "b": "x", "c": 1.5}, {"a": 2, "b": 1, "c": 1}, {"a": 2}),
+        ({"a": None, "b": "x", "c": 1.5}, {"a": 3, "b": 1, "c": 1}, {"a": 3}),
+        ({"a": None, "b": "y", "c": 1.5, "d": [1]}, {"a": 3, "b": 2, "c": 1, "d": 1}, None),
+        ({"a": 4, "b": "y", "c": 1.5, "d": [1]}, {"a": 4, "b": 2, "c": 1, "d": 1}, {"a": 4}),
+        # (version 4 of "a" stored again with other bytes: no kept payload may show 4)
+        ({"a": 5, "b": "y", "c": 1.5, "d": [1]}, {"a": 4, "b": 2, "c": 1, "d": 1}, {"a": 4}),
+        ({"a": 6, "b": "y", "c": 1.5, "d": [1]}, {"a": 6, "b": 2, "c": 1, "d": 1}, {"a": 6}),
+    ]
+    configs: list = [(_cfg(), _cfg())]
+    kept = 0
+    for i, (values, versions, new) in enumerate(steps):
+        cid = f"1ef{i:05d}-0000-6000-8000-000000000000"
+        new = dict(versions) if new is None else new
+        parent = configs[-1] if i != 6 else configs[-3]  # (the last put: another parent)
+        out = []
+        for s, config in zip((saver, ref), parent):
+            out.append(s.put(config, _cp(values, versions, cid), {"step": i}, new))
+        configs.append(tuple(out))
+        hit = saver._reads.get(("t", "", cid))
+        kept += hit is not None and hit[3] is memory._UNREAD
+        for _ in range(3):
+            mine, theirs = saver.get_tuple(_cfg()), ref.get_tuple(_cfg())
+            assert _view(mine) == _view(theirs)
+            assert list(mine.checkpoint) == list(theirs.checkpoint)
+            assert list(mine.checkpoint["channel_values"]) == list(
+                theirs.checkpoint["channel_values"]
+            )
+        for mine_cfg, ref_cfg in configs[1:]:
+            assert _view(saver.get_tuple(mine_cfg)) == _view(ref.get_tuple(ref_cfg))
+    assert kept >= 2  # (the chain did keep payloads)
+
+
+@pytest.mark.parametrize("native", ["0", "1"])
+def test_sqlite_lists_kept_while_nothing_changed(tmp_path, monkeypatch, native: str) -> None:
+    """`list` keeps its tuples under the database's stamp (`build_many`): repeated lists
+    equal LangGraph's saver's, and a write (of this connection or another one), a
+    checkpoint put since, or a list iterated across a write shows what a fresh read does."""
+    monkeypatch.setenv("WARPGRAPH_SQLITE_NATIVE_WRITER", native)
+    with (
+        SqliteSaver.from_conn_string(str(tmp_path / "wg.db")) as saver,
+        RefSqlite.from_conn_string(str(tmp_path / "lg.db")) as ref,
+    ):
+        pairs = []
+        for s in (saver, ref):
+            cfg = _cfg()
+            got = []
+            for i in range(4):
+                cp = _cp({"a": i, "b": BIG}, {"a": i + 1, "b": 1}, f"1ef{i:05d}-0000-6000-8000-0")
+                cfg = s.put(cfg, cp, {"step": i}, {"a": i + 1} if i else {"a": 1, "b": 1})
+                got.append(cfg)
+            pairs.append(got)
+        mine, theirs = pairs
+
+        def same(limit: int | None = None) -> None:
+            for _ in range(4):
+                assert [_view(t) for t in saver.list(_cfg(), limit=limit)] == [
+                    _view(t) for t in ref.list(_cfg(), limit=limit)
+                ]
+
+        same()
+        same(2)
+        for s, cfgs in ((saver, mine), (ref, theirs)):
+            s.put_writes(cfgs[1], [("a", 7), ("b", None)], "task", "p")
+        same()
+        with SqliteSaver.from_conn_string(str(tmp_path / "wg.db")) as other:
+            other.put_writes(mine[2], [("a", 8)], "task-2", "p")
+        ref.put_writes(theirs[2], [("a", 8)], "task-2", "p")
+        same()
+        # a list iterated across a write: the later chunks read what is stored then
+        from warpgraph.checkpoint.sqlite import _reads
+
+        monkeypatch.setattr(_reads, "LIST_CHUNK", 1)
+        same()
+        it = saver.list(_cfg())
+        assert _view(next(it)) == _view(next(iter(ref.list(_cfg()))))
+        saver.put_writes(mine[0], [("a", 9)], "task-3", "p")
+        ref.put_writes(theirs[0], [("a", 9)], "task-3", "p")
+        # (LangGraph's saver reads a whole list at once: compared with its list after that)
+        assert [_view(t) for t in it] == [_view(t) for t in ref.list(_cfg())][1:]
+        same()
+        for s, cfgs in ((saver, mine), (ref, theirs)):
+            s.put(
+                cfgs[-1],
+                _cp({"a": 9, "b": BIG}, {"a": 9, "b": 1}, "1ef00009-0000-6000-8000-0"),
+                {"step": 9},
+                {"a": 9},
+            )
+        same()

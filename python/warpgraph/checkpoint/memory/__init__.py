@@ -58,6 +58,7 @@ __all__ = ("InMemorySaver", "MemorySaver", "PersistentDict")
 Typed = tuple[str, bytes]
 _EMPTY: Typed = ("empty", b"")
 _NOT_YET = object()  # (a `_reads` entry read once: not frozen yet)
+_UNREAD = object()  # (a `_reads` entry `put` left, not read yet: its payload not decoded yet)
 _NIL = b"\xc0"  # (msgpack's nil: a ("null", b"") value, None, as `loads_typed` gives it)
 _MSGPACK_OPTION = ormsgpack.OPT_NON_STR_KEYS  # (the default serializer's decoding option)
 _NULL: Typed = ("null", b"")  # (JsonPlusSerializer's encoding of None)
@@ -153,6 +154,10 @@ class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAs
         # dicts and lists also keeps them decoded (`freeze_plain`): later reads copy the
         # containers (`thaw_plain`), without decoding.
         self._reads: dict[tuple[str, str, str], tuple[Any, tuple[str, ...], bytes, Any]] = {}
+        # the checkpoint `put` stored last (or a `get_tuple` decoded): (its `_reads` key, its
+        # storage entry, its channel versions, the channels with a stored value and their
+        # bytes), what `_keep_payload` builds its child's payload from; cleared with `_reads`
+        self._last_put: tuple[tuple[str, str, str], Any, dict, tuple, list] | None = None
 
     def __enter__(self) -> InMemorySaver:  # noqa: PYI034
         self.stack.__enter__()
@@ -207,10 +212,11 @@ class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAs
 
     def _read_plain(
         self, thread_id: str, ns: str, versions: ChannelVersions, envelope: Typed, meta: Typed
-    ) -> tuple[list[str], list[Any], bytes | None] | None:
+    ) -> tuple[list[str], list[Any], bytes | None, list[bytes]] | None:
         """`_stored_values`, their decoding and the `_reads` payload in one pass, when the
         serializer is the default one and every stored value is plain msgpack (or null):
-        (channels, decoded values, payload or None past `READ_CACHE_MAX`). None otherwise
+        (channels, decoded values, payload or None past `READ_CACHE_MAX`, the values'
+        bytes). None otherwise
         (append deltas, other types, a batch that does not decode: the general path)."""
         if type(self.serde) is not JsonPlusSerializer:
             return None
@@ -249,7 +255,7 @@ class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAs
             and len(envelope[1]) + len(meta[1]) + len(body) <= READ_CACHE_MAX
         ):
             payload = b"".join((array_header(len(parts) + 2), envelope[1], meta[1], body))
-        return channels, decoded, payload
+        return channels, decoded, payload, parts
 
     def _rebuild(self, thread_id: str, ns: str, channel: str, version: Any) -> tuple[Typed, Any]:
         """The full (typed, decoded) value stored at a version, append deltas joined."""
@@ -267,6 +273,7 @@ class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAs
     def _clear_reads(self) -> None:
         """Forget the read caches (a blob was stored again or deleted)."""
         self._reads.clear()
+        self._last_put = None
         self._rebuilt.clear()
 
     def _chain_keys(
@@ -294,7 +301,22 @@ class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAs
         envelope, metadata_b, parent_id = entry
         key = (thread_id, ns, checkpoint_id)
         hit = self._reads.get(key)
-        if hit is not None and hit[0] is entry:
+        if hit is not None and hit[0] is entry and hit[3] is _UNREAD:
+            # (left by `put`, its payload never decoded: on a failure, the general path)
+            try:
+                decoded = unpack_payload(self.serde, hit[2])
+            except (ValueError, TypeError, RecursionError):
+                decoded = None
+            if type(decoded) is list and len(decoded) == len(hit[1]) + 2:
+                self._reads[key] = (*hit[:3], _NOT_YET)
+                checkpoint, meta, *values = decoded
+                checkpoint["channel_values"] = dict(zip(hit[1], values))
+                if metadata is None:
+                    metadata = meta
+            else:
+                del self._reads[key]
+                hit = None
+        elif hit is not None and hit[0] is entry:
             frozen = hit[3]
             if frozen is not None and frozen is not _NOT_YET:
                 checkpoint = thaw_plain(frozen[0])
@@ -309,12 +331,14 @@ class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAs
                     self._reads[key] = (*hit[:3], None if warm is None else (cold, warm))
                 if metadata is None:
                     metadata = meta
-        else:
+        if hit is None or hit[0] is not entry:
             checkpoint = self.serde.loads_typed(envelope)
             versions = checkpoint["channel_versions"]
             fused = self._read_plain(thread_id, ns, versions, envelope, metadata_b)
             if fused is not None:  # (the default serializer: `checkpoint` is its own dict)
-                channels, decoded, payload = fused
+                channels, decoded, payload, parts = fused
+                if remember and payload is not None:  # (a `get_tuple`: maybe `put` next)
+                    self._last_put = (key, entry, dict(versions), tuple(channels), parts)
                 checkpoint["channel_values"] = dict(zip(channels, decoded))
             else:
                 channels, stored, rebuilt = self._stored_values(thread_id, ns, versions)
@@ -445,7 +469,80 @@ class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAs
         Everything is serialized before anything is stored, so a value that cannot be
         serialized raises TypeError (naming the channel) and leaves the saver unchanged.
         """
-        return self._store(config, checkpoint, metadata, new_versions, None)
+        last = self._last_put  # (`_store` forgets it: it stores blobs)
+        stored = self._store(config, checkpoint, metadata, new_versions, None)
+        if last is not None:
+            self._keep_payload(config, checkpoint, new_versions, last)
+        return stored
+
+    def _keep_payload(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        new_versions: ChannelVersions,
+        last: tuple,
+    ) -> None:
+        """After `put`: leave in `_reads` the payload `_tuple` would build reading the
+        checkpoint just stored (its envelope, metadata and stored values: their bytes as
+        stored, nothing decoded), so the next `get_tuple` (`update_state` reads the
+        checkpoint the previous one wrote) decodes it in one call. Only with the default
+        serializer, when the parent is the checkpoint the previous `put` stored or
+        `get_tuple` read (`_last_put`) and the new versions replace values of channels
+        stored in it with plain msgpack (or null) ones: the other values are its bytes (the
+        parent still in `_reads`: no blob was stored again or deleted since)."""
+        if type(self.serde) is not JsonPlusSerializer:
+            return
+        conf = config["configurable"]
+        thread_id = conf["thread_id"]
+        ns = conf.get("checkpoint_ns", "")
+        parent_key, parent_entry, versions, channels, parts = last
+        if parent_key != (thread_id, ns, conf.get("checkpoint_id")):
+            return
+        checkpoints = self.storage.get(thread_id, {}).get(ns, {})
+        entry = checkpoints.get(checkpoint["id"])
+        hit = self._reads.get(parent_key)
+        if (
+            entry is None
+            or hit is None
+            or hit[0] is not parent_entry
+            or checkpoints.get(parent_key[2]) is not parent_entry
+        ):
+            return
+        envelope, meta = entry[0], entry[1]
+        if (
+            envelope[0] != "msgpack"
+            or meta[0] != "msgpack"
+            or type(envelope[1]) is not bytes
+            or type(meta[1]) is not bytes
+        ):
+            return
+        # (the versions the stored envelope holds, in its order: it was encoded from them)
+        cv = checkpoint["channel_versions"]
+        versions = {**versions, **new_versions}
+        if versions != cv or list(versions) != list(cv):
+            return
+        parts = parts.copy()
+        get = self.blobs.get
+        for channel, version in new_versions.items():
+            if channel not in channels:
+                return  # (a channel without a stored value before: the read's own path)
+            blob = get((thread_id, ns, channel, version))
+            if blob is None:
+                return
+            if blob[0] == "msgpack" and type(blob[1]) is bytes:
+                parts[channels.index(channel)] = blob[1]
+            elif blob[0] == "null":
+                parts[channels.index(channel)] = _NIL
+            else:
+                return  # (empty, append deltas, other types: the read's own path)
+        payload = b"".join((array_header(len(parts) + 2), envelope[1], meta[1], *parts))
+        if len(payload) > READ_CACHE_MAX:
+            return
+        if len(self._reads) >= READ_CACHE:
+            self._reads.clear()
+        key = (thread_id, ns, checkpoint["id"])
+        self._reads[key] = (entry, channels, payload, _UNREAD)
+        self._last_put = (key, entry, versions, channels, parts)
 
     def takes_packed_puts(self) -> bool:
         """Whether the engine may hand this saver checkpoints with their envelope already
@@ -484,6 +581,7 @@ class InMemorySaver(BaseCheckpointSaver[str], AbstractContextManager, AbstractAs
         """`_store` without its answer (the engine's puts do not read the config a `put`
         returns). Only the values of the channels in `new_versions` are read from the
         checkpoint's `channel_values` (the engine may hand over only those)."""
+        self._last_put = None  # (blobs are stored next)
         conf = config["configurable"]
         thread_id = conf["thread_id"]
         ns = conf.get("checkpoint_ns", "")

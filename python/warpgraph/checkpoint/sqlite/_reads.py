@@ -104,6 +104,7 @@ LIST_CHUNK = 32  # `list` builds tuples (and fetches their blobs) this many rows
 
 
 _NOT_YET = object()  # (a `_tuple_rows` entry not frozen yet)
+_LISTED = object()  # (first in the `_tuple_rows` key of a tuple `list` built: see `build_many`)
 
 
 def _freeze_tuple(tup: CheckpointTuple) -> tuple | None:
@@ -128,6 +129,18 @@ def _from_frozen(frozen: tuple, recipe: tuple, config: RunnableConfig | None) ->
     thread, ns, cid, parent_id = recipe[3:]
     return CheckpointTuple(
         config=config or codec.config_of(thread, ns, cid),
+        checkpoint=thaw_plain(checkpoint),  # type: ignore[arg-type]
+        metadata=thaw_plain(metadata),  # type: ignore[arg-type]
+        parent_config=codec.config_of(thread, ns, parent_id) if parent_id else None,
+        pending_writes=list(writes),
+    )
+
+
+def _listed_tuple(held: tuple) -> CheckpointTuple:
+    """A fresh copy of a tuple `list` kept decoded (`ReadsMixin._keep_listed`)."""
+    (checkpoint, metadata, writes), parent_id, thread, ns, cid = held[2:]
+    return CheckpointTuple(
+        config=codec.config_of(thread, ns, cid),
         checkpoint=thaw_plain(checkpoint),  # type: ignore[arg-type]
         metadata=thaw_plain(metadata),  # type: ignore[arg-type]
         parent_config=codec.config_of(thread, ns, parent_id) if parent_id else None,
@@ -347,17 +360,23 @@ class ReadsMixin:
     def list_start(
         self, conn: sqlite3.Connection, config: Any, filter: Any, before: Any, limit: Any
     ) -> tuple[tuple, tuple | None]:
-        """`list`'s first page: no tuples yet, then the job building the first chunk."""
+        """`list`'s first page: no tuples yet, then the job building the first chunk (with
+        the database's stamp taken before the rows were read: `build_many`)."""
+        stamp = self._stamp(conn) if FAST_PATHS else None
         rows = self.list_rows(conn, config, filter=filter, before=before, limit=limit)
-        return (), (ReadsMixin.list_chunk, (rows, 0)) if rows else None
+        return (), (ReadsMixin.list_chunk, (rows, 0, stamp)) if rows else None
 
     def list_chunk(
-        self, conn: sqlite3.Connection, rows: Sequence[Any], start: int
+        self, conn: sqlite3.Connection, rows: Sequence[Any], start: int, stamp: Any = None
     ) -> tuple[list[CheckpointTuple], tuple | None]:
-        """The tuples of rows[start:start + LIST_CHUNK] and the job of the next chunk."""
+        """The tuples of rows[start:start + LIST_CHUNK] and the job of the next chunk.
+        `stamp`: the one the rows were read under; the tuples may come from (and are kept
+        for) the earlier lists of the same rows while the database's stamp is still that."""
         end = start + LIST_CHUNK
-        more = (ReadsMixin.list_chunk, (rows, end)) if end < len(rows) else None
-        return self.build_many(conn, rows[start:end]), more
+        more = (ReadsMixin.list_chunk, (rows, end, stamp)) if end < len(rows) else None
+        if stamp is not None and self._stamp(conn) != stamp:
+            stamp = None  # (changed since the rows were read: nothing kept applies)
+        return self.build_many(conn, rows[start:end], stamp=stamp), more
 
     def _plan(self, thread: str, ns: str, cid: str, state: VersionsState) -> tuple:
         """How a checkpoint's values are read, kept per checkpoint while its cached state is
@@ -388,20 +407,36 @@ class ReadsMixin:
         config: RunnableConfig | None = None,
         fetched: dict[tuple[str, str], list] | None = None,
         remember: bool = False,
+        stamp: Any = None,
     ) -> list[CheckpointTuple]:
         """Tuples for checkpoint rows: one query for all their blobs (each distinct
         (channel, version) fetched once; none if all are cached) and, unless `fetched`
         holds their writes ({(thread, ns): [(checkpoint_id, task_id, channel, type, value)]}
         in order), one per (thread, ns). Append deltas are rebuilt into full values;
         `remember`: the list values read become tails (`get_tuple`: a run continues
-        from them)."""
+        from them). `stamp` (`list`: the database's stamp, unchanged since the rows were
+        read): each tuple is kept under it in `_tuple_rows`; built again under the same
+        stamp, kept decoded if it can be (`_freeze_tuple`), and then copied from that."""
         loads = self.serde.loads_typed
-        decoded = []
+        decoded: list[Any] = []
         cache = self._blobs
         blobs: dict[tuple, tuple[str, bytes]] = {}  # the values read from blob rows
         wanted: dict[tuple[str, str, str, str], None] = {}
         plans = self._plans
+        listed = self._tuple_rows if stamp is not None and config is None else None
         for thread, ns, cid, parent_id, base_id, depth, typ, blob, metadata in rows:
+            if listed is not None:
+                held = listed.get((_LISTED, thread, ns, cid))
+                if (
+                    held is not None
+                    and held[0] is conn
+                    and held[1] == stamp
+                    and held[3] == parent_id
+                    and held[2] is not None
+                    and held[2] is not _NOT_YET
+                ):
+                    decoded.append(held)  # (a kept tuple: copied below)
+                    continue
             record = loads((typ, blob))
             state = self._state_for(conn, thread, ns, cid, depth, base_id, record)
             plan = plans.get((thread, ns, cid))
@@ -441,7 +476,8 @@ class ReadsMixin:
             fetched = {}
             groups: dict[tuple[str, str], list[str]] = {}
             for d in decoded:
-                groups.setdefault((d[0], d[1]), []).append(d[2])
+                if len(d) != 7:  # (not a kept tuple)
+                    groups.setdefault((d[0], d[1]), []).append(d[2])
             for (thread, ns), ids in groups.items():
                 if len(ids) == 1:
                     query, params = _LOAD_WRITES_ONE, (thread, ns, ids[0])
@@ -456,7 +492,11 @@ class ReadsMixin:
             for (cid, task_id, channel, _, _), value in zip(got, values):
                 writes.setdefault((thread, ns, cid), []).append((task_id, channel, value))
         out = []
-        for thread, ns, cid, parent_id, record, state, metadata, plan in decoded:
+        for d in decoded:
+            if len(d) == 7:  # (kept by an earlier list under the same stamp)
+                out.append(_listed_tuple(d))
+                continue
+            thread, ns, cid, parent_id, record, state, metadata, plan = d
             _, blob_keys, keys, inlined, payload = plan
             values = None
             if payload is not None and not any(k in blobs for k in blob_keys):
@@ -479,16 +519,40 @@ class ReadsMixin:
                 values = dict(zip(channels, loads_given(self.serde, stored, given)))
                 if remember and self.tails is not None:
                     self._read_tails(thread, ns, state, values, keys, blobs, stored_as)
-            out.append(
-                CheckpointTuple(
-                    config=config or codec.config_of(thread, ns, cid),
-                    checkpoint=codec.checkpoint_from_record(record, state, values),
-                    metadata=_load_metadata(metadata),
-                    parent_config=codec.config_of(thread, ns, parent_id) if parent_id else None,
-                    pending_writes=writes.get((thread, ns, cid), []),
-                )
+            tup = CheckpointTuple(
+                config=config or codec.config_of(thread, ns, cid),
+                checkpoint=codec.checkpoint_from_record(record, state, values),
+                metadata=_load_metadata(metadata),
+                parent_config=codec.config_of(thread, ns, parent_id) if parent_id else None,
+                pending_writes=writes.get((thread, ns, cid), []),
             )
+            if listed is not None:
+                self._keep_listed(conn, stamp, thread, ns, cid, parent_id, tup)
+            out.append(tup)
         return out
+
+    def _keep_listed(
+        self,
+        conn: sqlite3.Connection,
+        stamp: Any,
+        thread: str,
+        ns: str,
+        cid: str,
+        parent_id: Any,
+        tup: CheckpointTuple,
+    ) -> None:
+        """Keep a tuple `list` built (not handed out yet) under `stamp`: the first time as
+        seen, the second time decoded (`_freeze_tuple`; None if it cannot be)."""
+        key = (_LISTED, thread, ns, cid)
+        listed = self._tuple_rows
+        held = listed.get(key)
+        if held is not None and held[0] is conn and held[1] == stamp and held[3] == parent_id:
+            if held[2] is _NOT_YET:
+                listed[key] = (conn, stamp, _freeze_tuple(tup), parent_id, thread, ns, cid)
+            return
+        if len(listed) >= TUPLE_ROWS:
+            listed.clear()
+        listed[key] = (conn, stamp, _NOT_YET, parent_id, thread, ns, cid)
 
     def _rebuild(
         self, conn: sqlite3.Connection, key: tuple[str, str, str, str], typed: tuple[str, bytes]
