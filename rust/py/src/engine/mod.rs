@@ -66,9 +66,35 @@ pub(crate) enum InputCache {
 /// The last checkpoint id decoded by prepare_next_tasks, its bytes, and a node buffer.
 #[derive(Default)]
 struct PrepScratch {
+    /// The checkpoint id whose raw bytes are `bytes`.
     id: String,
     bytes: Vec<u8>,
     firing: Vec<usize>,
+    /// `advance`'s id prefix and, when it has a whole number of valid hex digit pairs, its
+    /// raw bytes (`prefix_ok`): an id `prefix + 12 hex digits` then decodes without a scan.
+    prefix: String,
+    prefix_bytes: Vec<u8>,
+    prefix_ok: bool,
+}
+
+impl PrepScratch {
+    /// Records the raw bytes of `id` = `prefix` + `n` as 12 hex digits, if the prefix
+    /// decodes on its own (else leaves the cache alone: the general decoding handles it).
+    fn seed_hex12(&mut self, prefix: &str, n: u64, id: &str) {
+        if self.prefix != prefix {
+            self.prefix.clear();
+            self.prefix.push_str(prefix);
+            self.prefix_ok = checkpoint_id_bytes_into(prefix, &mut self.prefix_bytes).is_ok();
+        }
+        if !self.prefix_ok || self.id == id {
+            return;
+        }
+        self.bytes.clear();
+        self.bytes.extend_from_slice(&self.prefix_bytes);
+        self.bytes.extend_from_slice(&n.to_be_bytes()[2..]);
+        self.id.clear();
+        self.id.push_str(id);
+    }
 }
 
 #[pymethods]
@@ -346,7 +372,13 @@ impl Engine {
         v: i64,
     ) -> PyResult<(Bound<'py, PyList>, Bound<'py, PyString>, Bound<'py, PyList>)> {
         let updated = self.apply_writes(py, tasks, next_version)?;
-        let id = warpgraph_core::ids::id_with_hex12(id_prefix, (step & 0xFFFF_FFFF_FFFF) as u64);
+        let n = (step & 0xFFFF_FFFF_FFFF) as u64;
+        let id = warpgraph_core::ids::id_with_hex12(id_prefix, n);
+        if step < stop {
+            if let Ok(mut scratch) = self.prep.try_lock() {
+                scratch.seed_hex12(id_prefix, n, &id);
+            }
+        }
         let next = if step < stop {
             self.prepare_next_tasks(py, &id, parent_ns, step + 1, v)?
         } else {
