@@ -90,6 +90,8 @@ pub struct Mirror {
     vs_keys: Vec<Py<PyString>>,
     /// The envelope encodings of both mirrors, slot by slot.
     env: SharedSections,
+    /// A reused buffer for one entry's encoding.
+    enc: Vec<u8>,
 }
 
 const SNAPS: usize = 4;
@@ -151,14 +153,19 @@ impl Mirror {
         if slot == self.objs.len() {
             let key = key_obj(py, spec, versions.key_at(slot));
             d.set_item(&key, &o)?;
-            self.set_env(false, slot, Entry::version(&key, o.bind(py)));
+            let mut enc = std::mem::take(&mut self.enc);
+            let e = Entry::version(&key, o.bind(py), &mut enc);
+            self.set_env(false, slot, e, &enc);
+            self.enc = enc;
             self.keys.push(key.unbind());
             self.objs.push((v.clone(), o));
         } else {
             let key = self.keys[slot].bind(py);
             d.set_item(key, &o)?;
-            let e = Entry::version(key, o.bind(py));
-            self.set_env(false, slot, e);
+            let mut enc = std::mem::take(&mut self.enc);
+            let e = Entry::version(key, o.bind(py), &mut enc);
+            self.set_env(false, slot, e, &enc);
+            self.enc = enc;
             self.objs[slot] = (v.clone(), o);
         }
         Ok(())
@@ -183,7 +190,9 @@ impl Mirror {
             _ => {
                 self.keys.clear();
                 self.objs.clear();
-                self.clear_env(false);
+                self.keys.reserve(versions.len());
+                self.objs.reserve(versions.len());
+                self.clear_env(false, versions.len());
                 let d = PyDict::new(py);
                 for slot in 0..versions.len() {
                     self.set_slot(py, &d, versions, spec, slot)?;
@@ -244,7 +253,8 @@ impl Mirror {
             _ => {
                 let d = PyDict::new(py);
                 self.vs_keys.clear();
-                self.clear_env(true);
+                self.vs_keys.reserve(seen.len());
+                self.clear_env(true, seen.len());
                 for slot in 0..seen.len() {
                     self.set_seen_slot(py, &d, run, spec, slot)?;
                 }
@@ -273,21 +283,26 @@ impl Mirror {
         }
         let key = self.vs_keys[slot].bind(py);
         d.set_item(key, &inner)?;
-        let e = Entry::seen(key, &inner);
-        self.set_env(true, slot, e);
+        let mut enc = std::mem::take(&mut self.enc);
+        let e = Entry::seen(key, &inner, &mut enc);
+        self.set_env(true, slot, e, &enc);
+        self.enc = enc;
         Ok(())
     }
 
-    fn set_env(&self, seen: bool, slot: usize, e: Option<Entry>) {
+    fn set_env(&self, seen: bool, slot: usize, e: Option<Entry>, bytes: &[u8]) {
         let mut s = env::lock(&self.env);
         s.gen += 1;
-        let _ = if seen { &mut s.vs } else { &mut s.cv }.set(slot, e);
+        let _ = if seen { &mut s.vs } else { &mut s.cv }.set(slot, e, bytes);
     }
 
-    fn clear_env(&self, seen: bool) {
+    /// Empties a section, making room for the `n` slots about to be set.
+    fn clear_env(&self, seen: bool, n: usize) {
         let mut s = env::lock(&self.env);
         s.gen += 1;
-        if seen { &mut s.vs } else { &mut s.cv }.clear();
+        let sec = if seen { &mut s.vs } else { &mut s.cv };
+        sec.clear();
+        sec.reserve(n, 64);
     }
 
     /// The encoded envelope sections of the mirrors.
