@@ -175,6 +175,12 @@ mod tests {
         assert_eq!(py_float_repr(1e16), "1e+16");
         assert_eq!(py_float_repr(123.25), "123.25");
         assert_eq!(format_float_016(0.5), "00000000000000.5");
+        // (zeros go after the sign, as in f"{-0.5:016}")
+        assert_eq!(format_float_016(-0.5), "-0000000000000.5");
+        assert_eq!(format_float_016(-1e-05), "-00000000001e-05");
+        let mut s = String::from("7.");
+        push_float_016(&mut s, 0.25);
+        assert_eq!(s, "7.0000000000000.25");
         assert_eq!(format_float_016(1e-05), "000000000001e-05");
         assert_eq!(format_float_016(0.48933361276606724), "0.48933361276606724");
     }
