@@ -92,6 +92,8 @@ pub struct Mirror {
     env: SharedSections,
     /// A reused buffer for one entry's encoding.
     enc: Vec<u8>,
+    /// A reused buffer for the changed `versions_seen` slots.
+    vs_changed: Vec<usize>,
 }
 
 const SNAPS: usize = 4;
@@ -110,19 +112,15 @@ impl Mirror {
     }
 
     /// A seen version of channel `name`: the channel's mirrored object when it is the same.
+    /// (`chan`: the channel of that name, if any.)
     fn seen_obj(
         &mut self,
         py: Python<'_>,
         run: &Run<V>,
-        spec: &SpecInner,
-        name: &str,
+        chan: Option<usize>,
         v: &Version,
     ) -> PyResult<Py<PyAny>> {
-        let slot = spec
-            .graph
-            .index
-            .get(name)
-            .and_then(|&c| run.channel_slot(c));
+        let slot = chan.and_then(|c| run.channel_slot(c));
         if let Some((ov, oo)) = slot.and_then(|s| self.objs.get(s)) {
             if same(ov, v) {
                 return Ok(oo.clone_ref(py));
@@ -214,8 +212,13 @@ impl Mirror {
     ) -> PyResult<Bound<'py, PyDict>> {
         let d = PyDict::new(py);
         for (k, v) in m.iter() {
-            let o = self.seen_obj(py, run, spec, k, v)?;
-            d.set_item(key_obj(py, spec, k), o)?;
+            // (one name lookup for both the key and the shared version object)
+            let chan = spec.graph.index.get(k).copied();
+            let o = self.seen_obj(py, run, chan, v)?;
+            match chan {
+                Some(c) => d.set_item(spec.chan_names[c].bind(py), o)?,
+                None => d.set_item(key_obj(py, spec, k), o)?,
+            }
         }
         Ok(d)
     }
@@ -229,10 +232,14 @@ impl Mirror {
         spec: &SpecInner,
     ) -> PyResult<Bound<'py, PyDict>> {
         let seen = run.seen();
+        let mut slots = std::mem::take(&mut self.vs_changed);
         let changed = run.seen_log.since(self.vs_pos).map(|c| {
-            let mut slots = c.to_vec();
-            slots.sort_unstable();
-            slots.dedup();
+            slots.clear();
+            slots.extend_from_slice(c);
+            if slots.len() > 1 {
+                slots.sort_unstable();
+                slots.dedup();
+            }
             slots
         });
         // Slots past the mirrored ones must be exactly the new ones (appended in order).
@@ -245,9 +252,10 @@ impl Mirror {
         let d = match (&self.vs, changed) {
             (Some(d), Some(slots)) => {
                 let d = d.bind(py).clone();
-                for slot in slots {
+                for &slot in &slots {
                     self.set_seen_slot(py, &d, run, spec, slot)?;
                 }
+                self.vs_changed = slots; // (kept for the next call)
                 d
             }
             _ => {

@@ -283,8 +283,9 @@ impl Engine {
         let out = PyDict::new(py);
         if let Some(keys) = only {
             // (the channels of `keys`, in their order: a channel without a value is left
-            // out, as below; unknown names are versions of no channel of this graph)
-            for key in keys.keys() {
+            // out, as below; unknown names are versions of no channel of this graph;
+            // iterated in place: `keys` is the engine's own new dict, not yet handed out)
+            for (key, _) in keys.iter() {
                 let Ok(name) = key.cast::<PyString>() else {
                     continue;
                 };
