@@ -78,6 +78,14 @@ struct PrepScratch {
 }
 
 impl PrepScratch {
+    /// Records `bytes` as the raw bytes of checkpoint id `id`.
+    fn set_id(&mut self, id: &str, bytes: &[u8]) {
+        self.id.clear();
+        self.id.push_str(id);
+        self.bytes.clear();
+        self.bytes.extend_from_slice(bytes);
+    }
+
     /// Records the raw bytes of `id` = `prefix` + `n` as 12 hex digits, if the prefix
     /// decodes on its own (else leaves the cache alone: the general decoding handles it).
     fn seed_hex12(&mut self, prefix: &str, n: u64, id: &str) {
@@ -549,7 +557,11 @@ impl Engine {
         Option<Bound<'py, PyBytes>>,
         Bound<'py, PyDict>,
     )> {
-        let id = warpgraph_core::uuid6::uuid6(Some(step));
+        let (id, raw) = warpgraph_core::uuid6::uuid6_with_bytes(Some(step));
+        if let Ok(mut scratch) = self.prep.try_lock() {
+            // (the next prepare_next_tasks is for this id: no hex decode then)
+            scratch.set_id(&id, &raw);
+        }
         let ts = warpgraph_core::clock::utc_now_iso();
         if only_new {
             // (new versions first: they select the values; the mirror is brought up to
