@@ -196,6 +196,8 @@ pub struct Run<V> {
     order: Vec<usize>,
     groups: Vec<Vec<V>>,
     spare_updated: Vec<usize>,
+    /// Whether `versions` / `seen` have been given their full capacity.
+    reserved: bool,
 }
 
 impl<V> Run<V> {
@@ -254,6 +256,7 @@ impl<V> Run<V> {
             order: Vec::new(),
             groups: Vec::new(),
             spare_updated: Vec::new(),
+            reserved: false,
         };
         run.set_updated(graph, updated);
         run
@@ -429,15 +432,33 @@ impl<V> Run<V> {
         O: ValueOps<V = V>,
         F: FnOnce(Option<&Version>) -> CoreResult<Option<Version>, O::Err>,
     {
+        if !self.reserved {
+            // Room for every channel's version and every node's entry, once per run.
+            self.reserved = true;
+            let chans = graph.channels.len().saturating_sub(self.versions.len());
+            self.versions.reserve(chans);
+            let nodes = (graph.topology.nodes.len() + 1).saturating_sub(self.seen.len());
+            self.seen.reserve(nodes);
+        }
         if tasks.len() > 1 {
             tasks.sort_by(|a, b| a.sort_key.cmp(&b.sort_key));
         }
         let bump_step = tasks.iter().any(|t| !t.triggers.is_empty());
 
         for t in tasks.iter() {
-            let slot = match t.node.map(|n| self.node_seen[n]) {
-                Some(s) if s != NO_SLOT => s,
-                _ => self.seen_slot(graph, &t.name),
+            let slot = match t.node {
+                Some(n) if self.node_seen[n] != NO_SLOT => self.node_seen[n],
+                Some(n) => {
+                    // A node without an entry: `node_seen` says its name is not in `seen`.
+                    let entry = VersionMap::with_capacity(t.triggers.len());
+                    let s = self
+                        .seen
+                        .push_absent(graph.topology.nodes[n].name.clone(), entry);
+                    self.seen_log.push(s);
+                    self.node_seen[n] = s;
+                    s
+                }
+                None => self.seen_slot(graph, &t.name),
             };
             let mut changed = false;
             for trig in &t.triggers {

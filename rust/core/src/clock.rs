@@ -2,8 +2,6 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use crate::digits;
-
 /// `(year, month, day)` of the proleptic Gregorian calendar for days since 1970-01-01
 /// (Howard Hinnant's `civil_from_days`).
 pub fn civil_from_days(days: i64) -> (i64, u32, u32) {
@@ -34,23 +32,36 @@ pub fn iso_utc(secs: i64, micros: u32) -> String {
         };
         return format!("{y:04}-{m:02}-{d:02}T{hh:02}:{mm:02}:{ss:02}{frac}+00:00");
     }
-    // (a checkpoint timestamp is made per super-step: no `format!`)
-    let mut out = String::with_capacity(32);
-    let mut put = |v: u64, width: usize, sep: Option<char>| {
-        digits::push_padded(&mut out, u128::from(v), width);
-        out.extend(sep);
+    // (a checkpoint timestamp is made per super-step: digits written into a stack buffer,
+    // no `format!`)
+    let mut b = [0u8; 32];
+    let mut at = 0;
+    let mut put = |v: u64, width: usize, sep: u8| {
+        let mut v = v;
+        for i in (0..width).rev() {
+            b[at + i] = b'0' + (v % 10) as u8;
+            v /= 10;
+        }
+        at += width;
+        if sep != 0 {
+            b[at] = sep;
+            at += 1;
+        }
     };
-    put(y as u64, 4, Some('-'));
-    put(u64::from(m), 2, Some('-'));
-    put(u64::from(d), 2, Some('T'));
-    put((s / 3_600) as u64, 2, Some(':'));
-    put((s % 3_600 / 60) as u64, 2, Some(':'));
+    put(y as u64, 4, b'-');
+    put(u64::from(m), 2, b'-');
+    put(u64::from(d), 2, b'T');
+    put((s / 3_600) as u64, 2, b':');
+    put((s % 3_600 / 60) as u64, 2, b':');
     if micros == 0 {
-        put((s % 60) as u64, 2, None);
+        put((s % 60) as u64, 2, 0);
     } else {
-        put((s % 60) as u64, 2, Some('.'));
-        put(u64::from(micros), 6, None);
+        put((s % 60) as u64, 2, b'.');
+        put(u64::from(micros), 6, 0);
     }
+    let mut out = String::with_capacity(at + 6);
+    // (ASCII digits and separators only)
+    out.push_str(std::str::from_utf8(&b[..at]).unwrap_or_default());
     out.push_str("+00:00");
     out
 }

@@ -20,7 +20,7 @@ pub fn next_saver_version<E>(current: Option<&Version>, random: f64) -> CoreResu
         digits::push_padded(&mut s, n.unsigned_abs(), 32);
     }
     s.push('.');
-    s.push_str(&format_float_016(random));
+    push_float_016(&mut s, random);
     Ok(Version::Str(Arc::from(s)))
 }
 
@@ -91,21 +91,30 @@ fn py_float_repr_general(x: f64) -> String {
 
 /// Python's `f"{x:016}"` for a float: its repr zero-padded (after the sign) to width 16.
 pub fn format_float_016(x: f64) -> String {
-    let r = py_float_repr(x);
-    if r.len() >= 16 {
-        return r;
-    }
-    let (sign, body) = match r.strip_prefix('-') {
-        Some(b) => ("-", b),
-        None => ("", r.as_str()),
-    };
-    let mut out = String::with_capacity(16);
-    out.push_str(sign);
-    for _ in 0..(16 - r.len()) {
-        out.push('0');
-    }
-    out.push_str(body);
+    let mut out = String::with_capacity(24);
+    push_float_016(&mut out, x);
     out
+}
+
+/// Appends [`format_float_016`]`(x)` to `out`, without an intermediate string for the
+/// usual `random()` values.
+pub fn push_float_016(out: &mut String, x: f64) {
+    let start = out.len();
+    if (1e-4..1.0).contains(&x.abs()) {
+        // (as `py_float_repr`'s fast path; writing to a String cannot fail)
+        let _ = write!(out, "{x}");
+    } else {
+        out.push_str(&py_float_repr_general(x));
+    }
+    let len = out.len() - start;
+    if len < 16 {
+        let at = if out.as_bytes()[start] == b'-' {
+            start + 1
+        } else {
+            start
+        };
+        out.insert_str(at, &"0000000000000000"[..16 - len]);
+    }
 }
 
 /// The parts `(n, r)` of a saver version string `"{n:032}.{r:016}"`, when formatting
@@ -166,6 +175,12 @@ mod tests {
         assert_eq!(py_float_repr(1e16), "1e+16");
         assert_eq!(py_float_repr(123.25), "123.25");
         assert_eq!(format_float_016(0.5), "00000000000000.5");
+        // (zeros go after the sign, as in f"{-0.5:016}")
+        assert_eq!(format_float_016(-0.5), "-0000000000000.5");
+        assert_eq!(format_float_016(-1e-05), "-00000000001e-05");
+        let mut s = String::from("7.");
+        push_float_016(&mut s, 0.25);
+        assert_eq!(s, "7.0000000000000.25");
         assert_eq!(format_float_016(1e-05), "000000000001e-05");
         assert_eq!(format_float_016(0.48933361276606724), "0.48933361276606724");
     }

@@ -58,6 +58,11 @@ pub fn random_u64() -> u64 {
 
 /// Canonical string of the UUIDv6 with the given timestamp, clock sequence and node.
 pub fn uuid6_from_parts(timestamp: u64, clock_seq: u64, node: u64) -> String {
+    format_uuid_hex(&uuid6_bytes_from_parts(timestamp, clock_seq, node))
+}
+
+/// The 16 bytes of the UUIDv6 [`uuid6_from_parts`] writes.
+pub fn uuid6_bytes_from_parts(timestamp: u64, clock_seq: u64, node: u64) -> [u8; 16] {
     let mut value: u128 = u128::from((timestamp >> 12) & MASK_48) << 80;
     value |= u128::from(timestamp & 0x0FFF) << 64;
     value |= u128::from(clock_seq & 0x3FFF) << 48;
@@ -66,23 +71,37 @@ pub fn uuid6_from_parts(timestamp: u64, clock_seq: u64, node: u64) -> String {
     value = (value & !(0xF000u128 << 64)) | (6u128 << 76);
     // RFC 4122 variant
     value = (value & !(0xC000u128 << 48)) | (0x8000u128 << 48);
-    format_uuid_hex(&value.to_be_bytes())
+    value.to_be_bytes()
 }
 
 /// A fresh checkpoint id. `clock_seq` is the step (`-1` -> `0x3FFF`); `None` picks 14 random bits.
 pub fn uuid6(clock_seq: Option<i64>) -> String {
+    uuid6_with_bytes(clock_seq).0
+}
+
+/// [`uuid6`] and its 16 raw bytes (what `ids::checkpoint_id_bytes` decodes it to).
+pub fn uuid6_with_bytes(clock_seq: Option<i64>) -> (String, [u8; 16]) {
     let ts = next_timestamp();
     let seq = match clock_seq {
         // two's complement keeps Python's `clock_seq & 0x3FFF` for negative steps
         Some(s) => (s as u64) & 0x3FFF,
         None => random_u64() & 0x3FFF,
     };
-    uuid6_from_parts(ts, seq, random_u64() & MASK_48)
+    let raw = uuid6_bytes_from_parts(ts, seq, random_u64() & MASK_48);
+    (format_uuid_hex(&raw), raw)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn uuid6_bytes_are_the_decoded_id() {
+        for seq in [Some(0), Some(7), Some(-1), None] {
+            let (id, raw) = uuid6_with_bytes(seq);
+            assert_eq!(crate::ids::checkpoint_id_bytes(&id).unwrap(), raw.to_vec());
+        }
+    }
 
     // Expected strings computed once with the reference bit layout
     // (`langgraph.checkpoint.base.id.UUID(int=..., version=6)`) and pasted here.

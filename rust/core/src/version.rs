@@ -267,6 +267,19 @@ impl<T> OrdMap<T> {
     pub fn len(&self) -> usize {
         self.keys.len()
     }
+    /// Makes room for `additional` more entries (the index, once built, too).
+    pub fn reserve(&mut self, additional: usize) {
+        self.keys.reserve(additional);
+        self.vals.reserve(additional);
+        if let Some(ix) = &mut self.index {
+            ix.reserve(additional);
+        }
+    }
+    /// Appends `key`, which the caller knows is not in the map. Returns the slot.
+    pub fn push_absent(&mut self, key: Arc<str>, value: T) -> usize {
+        debug_assert!(self.slot(&key).is_none());
+        self.push_new(key, value)
+    }
     pub fn is_empty(&self) -> bool {
         self.keys.is_empty()
     }
@@ -320,7 +333,7 @@ impl<T> OrdMap<T> {
             }
             None if slot >= SMALL => {
                 let mut ix: FastMap<Arc<str>, usize> = FastMap::default();
-                ix.reserve(slot * 2);
+                ix.reserve((slot * 2).max(self.keys.capacity()));
                 for (i, k) in self.keys.iter().enumerate() {
                     ix.insert(k.clone(), i);
                 }

@@ -90,6 +90,10 @@ pub struct Mirror {
     vs_keys: Vec<Py<PyString>>,
     /// The envelope encodings of both mirrors, slot by slot.
     env: SharedSections,
+    /// A reused buffer for one entry's encoding.
+    enc: Vec<u8>,
+    /// A reused buffer for the changed `versions_seen` slots.
+    vs_changed: Vec<usize>,
 }
 
 const SNAPS: usize = 4;
@@ -108,19 +112,15 @@ impl Mirror {
     }
 
     /// A seen version of channel `name`: the channel's mirrored object when it is the same.
+    /// (`chan`: the channel of that name, if any.)
     fn seen_obj(
         &mut self,
         py: Python<'_>,
         run: &Run<V>,
-        spec: &SpecInner,
-        name: &str,
+        chan: Option<usize>,
         v: &Version,
     ) -> PyResult<Py<PyAny>> {
-        let slot = spec
-            .graph
-            .index
-            .get(name)
-            .and_then(|&c| run.channel_slot(c));
+        let slot = chan.and_then(|c| run.channel_slot(c));
         if let Some((ov, oo)) = slot.and_then(|s| self.objs.get(s)) {
             if same(ov, v) {
                 return Ok(oo.clone_ref(py));
@@ -151,14 +151,19 @@ impl Mirror {
         if slot == self.objs.len() {
             let key = key_obj(py, spec, versions.key_at(slot));
             d.set_item(&key, &o)?;
-            self.set_env(false, slot, Entry::version(&key, o.bind(py)));
+            let mut enc = std::mem::take(&mut self.enc);
+            let e = Entry::version(&key, o.bind(py), &mut enc);
+            self.set_env(false, slot, e, &enc);
+            self.enc = enc;
             self.keys.push(key.unbind());
             self.objs.push((v.clone(), o));
         } else {
             let key = self.keys[slot].bind(py);
             d.set_item(key, &o)?;
-            let e = Entry::version(key, o.bind(py));
-            self.set_env(false, slot, e);
+            let mut enc = std::mem::take(&mut self.enc);
+            let e = Entry::version(key, o.bind(py), &mut enc);
+            self.set_env(false, slot, e, &enc);
+            self.enc = enc;
             self.objs[slot] = (v.clone(), o);
         }
         Ok(())
@@ -183,7 +188,9 @@ impl Mirror {
             _ => {
                 self.keys.clear();
                 self.objs.clear();
-                self.clear_env(false);
+                self.keys.reserve(versions.len());
+                self.objs.reserve(versions.len());
+                self.clear_env(false, versions.len());
                 let d = PyDict::new(py);
                 for slot in 0..versions.len() {
                     self.set_slot(py, &d, versions, spec, slot)?;
@@ -205,8 +212,13 @@ impl Mirror {
     ) -> PyResult<Bound<'py, PyDict>> {
         let d = PyDict::new(py);
         for (k, v) in m.iter() {
-            let o = self.seen_obj(py, run, spec, k, v)?;
-            d.set_item(key_obj(py, spec, k), o)?;
+            // (one name lookup for both the key and the shared version object)
+            let chan = spec.graph.index.get(k).copied();
+            let o = self.seen_obj(py, run, chan, v)?;
+            match chan {
+                Some(c) => d.set_item(spec.chan_names[c].bind(py), o)?,
+                None => d.set_item(key_obj(py, spec, k), o)?,
+            }
         }
         Ok(d)
     }
@@ -220,10 +232,14 @@ impl Mirror {
         spec: &SpecInner,
     ) -> PyResult<Bound<'py, PyDict>> {
         let seen = run.seen();
+        let mut slots = std::mem::take(&mut self.vs_changed);
         let changed = run.seen_log.since(self.vs_pos).map(|c| {
-            let mut slots = c.to_vec();
-            slots.sort_unstable();
-            slots.dedup();
+            slots.clear();
+            slots.extend_from_slice(c);
+            if slots.len() > 1 {
+                slots.sort_unstable();
+                slots.dedup();
+            }
             slots
         });
         // Slots past the mirrored ones must be exactly the new ones (appended in order).
@@ -236,15 +252,17 @@ impl Mirror {
         let d = match (&self.vs, changed) {
             (Some(d), Some(slots)) => {
                 let d = d.bind(py).clone();
-                for slot in slots {
+                for &slot in &slots {
                     self.set_seen_slot(py, &d, run, spec, slot)?;
                 }
+                self.vs_changed = slots; // (kept for the next call)
                 d
             }
             _ => {
                 let d = PyDict::new(py);
                 self.vs_keys.clear();
-                self.clear_env(true);
+                self.vs_keys.reserve(seen.len());
+                self.clear_env(true, seen.len());
                 for slot in 0..seen.len() {
                     self.set_seen_slot(py, &d, run, spec, slot)?;
                 }
@@ -273,21 +291,26 @@ impl Mirror {
         }
         let key = self.vs_keys[slot].bind(py);
         d.set_item(key, &inner)?;
-        let e = Entry::seen(key, &inner);
-        self.set_env(true, slot, e);
+        let mut enc = std::mem::take(&mut self.enc);
+        let e = Entry::seen(key, &inner, &mut enc);
+        self.set_env(true, slot, e, &enc);
+        self.enc = enc;
         Ok(())
     }
 
-    fn set_env(&self, seen: bool, slot: usize, e: Option<Entry>) {
+    fn set_env(&self, seen: bool, slot: usize, e: Option<Entry>, bytes: &[u8]) {
         let mut s = env::lock(&self.env);
         s.gen += 1;
-        let _ = if seen { &mut s.vs } else { &mut s.cv }.set(slot, e);
+        let _ = if seen { &mut s.vs } else { &mut s.cv }.set(slot, e, bytes);
     }
 
-    fn clear_env(&self, seen: bool) {
+    /// Empties a section, making room for the `n` slots about to be set.
+    fn clear_env(&self, seen: bool, n: usize) {
         let mut s = env::lock(&self.env);
         s.gen += 1;
-        if seen { &mut s.vs } else { &mut s.cv }.clear();
+        let sec = if seen { &mut s.vs } else { &mut s.cv };
+        sec.clear();
+        sec.reserve(n, 64);
     }
 
     /// The encoded envelope sections of the mirrors.

@@ -66,9 +66,43 @@ pub(crate) enum InputCache {
 /// The last checkpoint id decoded by prepare_next_tasks, its bytes, and a node buffer.
 #[derive(Default)]
 struct PrepScratch {
+    /// The checkpoint id whose raw bytes are `bytes`.
     id: String,
     bytes: Vec<u8>,
     firing: Vec<usize>,
+    /// `advance`'s id prefix and, when it has a whole number of valid hex digit pairs, its
+    /// raw bytes (`prefix_ok`): an id `prefix + 12 hex digits` then decodes without a scan.
+    prefix: String,
+    prefix_bytes: Vec<u8>,
+    prefix_ok: bool,
+}
+
+impl PrepScratch {
+    /// Records `bytes` as the raw bytes of checkpoint id `id`.
+    fn set_id(&mut self, id: &str, bytes: &[u8]) {
+        self.id.clear();
+        self.id.push_str(id);
+        self.bytes.clear();
+        self.bytes.extend_from_slice(bytes);
+    }
+
+    /// Records the raw bytes of `id` = `prefix` + `n` as 12 hex digits, if the prefix
+    /// decodes on its own (else leaves the cache alone: the general decoding handles it).
+    fn seed_hex12(&mut self, prefix: &str, n: u64, id: &str) {
+        if self.prefix != prefix {
+            self.prefix.clear();
+            self.prefix.push_str(prefix);
+            self.prefix_ok = checkpoint_id_bytes_into(prefix, &mut self.prefix_bytes).is_ok();
+        }
+        if !self.prefix_ok || self.id == id {
+            return;
+        }
+        self.bytes.clear();
+        self.bytes.extend_from_slice(&self.prefix_bytes);
+        self.bytes.extend_from_slice(&n.to_be_bytes()[2..]);
+        self.id.clear();
+        self.id.push_str(id);
+    }
 }
 
 #[pymethods]
@@ -257,8 +291,9 @@ impl Engine {
         let out = PyDict::new(py);
         if let Some(keys) = only {
             // (the channels of `keys`, in their order: a channel without a value is left
-            // out, as below; unknown names are versions of no channel of this graph)
-            for key in keys.keys() {
+            // out, as below; unknown names are versions of no channel of this graph;
+            // iterated in place: `keys` is the engine's own new dict, not yet handed out)
+            for (key, _) in keys.iter() {
                 let Ok(name) = key.cast::<PyString>() else {
                     continue;
                 };
@@ -346,7 +381,13 @@ impl Engine {
         v: i64,
     ) -> PyResult<(Bound<'py, PyList>, Bound<'py, PyString>, Bound<'py, PyList>)> {
         let updated = self.apply_writes(py, tasks, next_version)?;
-        let id = warpgraph_core::ids::id_with_hex12(id_prefix, (step & 0xFFFF_FFFF_FFFF) as u64);
+        let n = (step & 0xFFFF_FFFF_FFFF) as u64;
+        let id = warpgraph_core::ids::id_with_hex12(id_prefix, n);
+        if step < stop {
+            if let Ok(mut scratch) = self.prep.try_lock() {
+                scratch.seed_hex12(id_prefix, n, &id);
+            }
+        }
         let next = if step < stop {
             self.prepare_next_tasks(py, &id, parent_ns, step + 1, v)?
         } else {
@@ -516,7 +557,11 @@ impl Engine {
         Option<Bound<'py, PyBytes>>,
         Bound<'py, PyDict>,
     )> {
-        let id = warpgraph_core::uuid6::uuid6(Some(step));
+        let (id, raw) = warpgraph_core::uuid6::uuid6_with_bytes(Some(step));
+        if let Ok(mut scratch) = self.prep.try_lock() {
+            // (the next prepare_next_tasks is for this id: no hex decode then)
+            scratch.set_id(&id, &raw);
+        }
         let ts = warpgraph_core::clock::utc_now_iso();
         if only_new {
             // (new versions first: they select the values; the mirror is brought up to

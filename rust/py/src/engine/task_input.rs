@@ -123,9 +123,11 @@ impl Engine {
         let writes = t.get_borrowed_item(3)?;
         out.name.clear();
         out.node = self.spec.node_ptr.get(&(name.as_ptr() as usize)).copied();
-        match name.cast::<PyString>() {
-            Ok(s) => out.name.push_str(s.to_str()?),
-            Err(_) => out.name.push_str(name.str()?.to_str()?),
+        match (out.node, name.cast::<PyString>()) {
+            // (one of the graph's own node name objects: its text is at hand)
+            (Some(n), _) => out.name.push_str(&self.spec.graph.topology.nodes[n].name),
+            (None, Ok(s)) => out.name.push_str(s.to_str()?),
+            (None, Err(_)) => out.name.push_str(name.str()?.to_str()?),
         }
         out.sort_key.clear();
         if sort {

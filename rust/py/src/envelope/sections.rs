@@ -43,7 +43,6 @@ pub(crate) struct Entry {
     val: Py<PyAny>,
     /// A `versions_seen` entry's inner dict items, in order (empty for versions).
     items: Vec<(Py<PyAny>, Py<PyAny>)>,
-    bytes: Vec<u8>,
 }
 
 /// An entry slot; `None` when the objects cannot be encoded here (never matches).
@@ -51,27 +50,32 @@ pub(crate) type Slot = Option<Entry>;
 
 impl Entry {
     /// `key: val` for `channel_versions` (both immutable scalars).
-    pub(crate) fn version(key: &Bound<'_, PyAny>, val: &Bound<'_, PyAny>) -> Slot {
+    /// `bytes` (a caller's reused buffer, cleared here) receives the encoding.
+    pub(crate) fn version(
+        key: &Bound<'_, PyAny>,
+        val: &Bound<'_, PyAny>,
+        bytes: &mut Vec<u8>,
+    ) -> Slot {
         let (k, v) = (key.as_ptr(), val.as_ptr());
-        let mut bytes = Vec::with_capacity(64);
+        bytes.clear();
         // SAFETY: both are live (borrowed through `Bound`) and the GIL is held.
         unsafe {
             if !immutable_scalar(k) || !immutable_scalar(v) {
                 return None;
             }
-            super::fast_pack(&mut bytes, k, 2).ok()?;
-            super::fast_pack(&mut bytes, v, 2).ok()?;
+            super::fast_pack(bytes, k, 2).ok()?;
+            super::fast_pack(bytes, v, 2).ok()?;
         }
         Some(Entry {
             key: key.clone().unbind(),
             val: val.clone().unbind(),
             items: Vec::new(),
-            bytes,
         })
     }
 
     /// `key: d` for `versions_seen` (`d` an exact dict of immutable scalars).
-    pub(crate) fn seen(key: &Bound<'_, PyAny>, d: &Bound<'_, PyDict>) -> Slot {
+    /// (`bytes` as for [`Entry::version`].)
+    pub(crate) fn seen(key: &Bound<'_, PyAny>, d: &Bound<'_, PyDict>, bytes: &mut Vec<u8>) -> Slot {
         let py = key.py();
         let (k, dp) = (key.as_ptr(), d.as_ptr());
         // SAFETY: both are live (borrowed through `Bound`) and the GIL is held; `d` is
@@ -82,18 +86,17 @@ impl Entry {
                 return None;
             }
             let items = snapshot(py, dp)?;
-            let mut bytes = Vec::with_capacity(16 + 64 * items.len());
-            super::fast_pack(&mut bytes, k, 2).ok()?;
-            envelope::write_map_header(&mut bytes, items.len()).ok()?;
+            bytes.clear();
+            super::fast_pack(bytes, k, 2).ok()?;
+            envelope::write_map_header(bytes, items.len()).ok()?;
             for (ik, iv) in &items {
-                super::fast_pack(&mut bytes, ik.as_ptr(), 3).ok()?;
-                super::fast_pack(&mut bytes, iv.as_ptr(), 3).ok()?;
+                super::fast_pack(bytes, ik.as_ptr(), 3).ok()?;
+                super::fast_pack(bytes, iv.as_ptr(), 3).ok()?;
             }
             Some(Entry {
                 key: key.clone().unbind(),
                 val: d.clone().into_any().unbind(),
                 items,
-                bytes,
             })
         }
     }
@@ -114,6 +117,8 @@ pub(crate) struct Section {
     item_ends: Vec<usize>,
     /// Slots whose entry is `None`.
     bad: usize,
+    /// A reused buffer for a replaced slot's item addresses.
+    scratch: Vec<usize>,
 }
 
 fn splice<T: Copy>(buf: &mut Vec<T>, ends: &mut [usize], slot: usize, new: &[T]) {
@@ -136,9 +141,18 @@ impl Section {
         *self = Section::default();
     }
 
+    /// Makes room for `n` more slots of about `bytes_each` encoded bytes.
+    pub(crate) fn reserve(&mut self, n: usize, bytes_each: usize) {
+        self.slots.reserve(n);
+        self.ends.reserve(n);
+        self.ptrs.reserve(n);
+        self.item_ends.reserve(n);
+        self.bytes.reserve(n * bytes_each);
+    }
+
     /// Sets slot `slot` (at most one past the last; else the section is cleared and false
-    /// returned).
-    pub(crate) fn set(&mut self, slot: usize, e: Slot) -> bool {
+    /// returned) to entry `e`, encoded as `bytes` (ignored when `e` is `None`).
+    pub(crate) fn set(&mut self, slot: usize, e: Slot, bytes: &[u8]) -> bool {
         if slot > self.slots.len() {
             self.clear();
             return false;
@@ -146,23 +160,26 @@ impl Section {
         let ptrs = e.as_ref().map_or((0, 0), |e| {
             (e.key.as_ptr() as usize, e.val.as_ptr() as usize)
         });
-        let items: Vec<usize> = e.as_ref().map_or_else(Vec::new, |e| {
-            e.items
-                .iter()
-                .flat_map(|(k, v)| [k.as_ptr() as usize, v.as_ptr() as usize])
-                .collect()
-        });
-        let bytes: &[u8] = e.as_ref().map_or(&[], |e| &e.bytes);
+        let item_ptrs = e
+            .as_ref()
+            .map_or(&[][..], |e| &e.items[..])
+            .iter()
+            .flat_map(|(k, v)| [k.as_ptr() as usize, v.as_ptr() as usize]);
+        let bytes: &[u8] = if e.is_some() { bytes } else { &[] };
         if slot == self.slots.len() {
             self.bytes.extend_from_slice(bytes);
             self.ends.push(self.bytes.len());
-            self.items.extend_from_slice(&items);
+            self.items.extend(item_ptrs);
             self.item_ends.push(self.items.len());
             self.ptrs.push(ptrs);
             self.slots.push(None);
         } else {
+            let mut items = std::mem::take(&mut self.scratch);
+            items.clear();
+            items.extend(item_ptrs);
             splice(&mut self.bytes, &mut self.ends, slot, bytes);
             splice(&mut self.items, &mut self.item_ends, slot, &items);
+            self.scratch = items;
             self.ptrs[slot] = ptrs;
             if self.slots[slot].is_none() {
                 self.bad -= 1;
