@@ -458,15 +458,6 @@ class LazyTask(PregelExecutableTask):
             None if parent is None else _scratch(step, loop.stop, parent.get_null_resume, []),
         )
 
-    def config_tags(self) -> Any:
-        """The config's tags without building it."""
-        stored = _stored_config(self)
-        if type(stored) is tuple:
-            loop = stored[D_LOOP]
-            tags, base_tags = loop._nodes[self.name].tags, loop._task_base.get("tags")
-            return (base_tags + tags if base_tags else tags) if tags else base_tags
-        return stored.get("tags")
-
 
 LazyTask.__name__ = LazyTask.__qualname__ = PregelExecutableTask.__name__
 LAZY_CONFIG_HOLDERS.add(LazyTask)
@@ -625,8 +616,10 @@ def is_hidden_task(task: Any) -> bool:
             tags = loop._task_base.get("tags")
         else:
             tags = stored.get("tags")
+    elif (config_tags := getattr(type(task), "config_tags", None)) is not None:
+        tags = config_tags(task)  # (a lazy call task's, without building its config)
     else:
-        tags = task.config.get("tags")
+        tags = task.config.get("tags") if task.config else None
     return bool(tags) and TAG_HIDDEN in tags
 
 

@@ -7,7 +7,7 @@ have changed, so every cache below is invalidated in that one place; nothing els
 clearing. A run takes the graph's `GraphDerived` once, when its loop is made.
 
 The caches are filled by the modules that know how to compute them (`_algo.lazy_plans`,
-`_lone.lone_plans`, `_checkpoint._snapshot_plan`, `lazy_values_ok` here); this module only
+`_lone.lone_plans`, `_checkpoint._snapshot_plan`, `output_shape` here); this module only
 owns their lifetime.
 """
 
@@ -58,7 +58,6 @@ class GraphDerived:
         "deltas",
         "hidden",
         "lazy_plans",
-        "lazy_values",
         "lone_plans",
         "nodes",
         "outputs",
@@ -97,8 +96,6 @@ class GraphDerived:
         self.async_plans: dict[str, tuple | None] | None = None
         # per node lone steps can run (`_lone.lone_plans`)
         self.lone_plans: dict[str, LonePlan] | None = None
-        # output keys -> whether the latest values may be read lazily (`lazy_values_ok`)
-        self.lazy_values: dict[Any, bool] = {}
         # output keys -> how snapshots read without an Engine (`_checkpoint._snapshot_plan`)
         self.snapshot_plans: dict[Any, tuple | None] = {}
 
@@ -139,12 +136,7 @@ def lazy_values_ok(graph: Any, keys: Any) -> bool:
         from warpgraph.channels import BinaryOperatorAggregate, LastValue
 
         _LAZY_TYPES = (LastValue, BinaryOperatorAggregate)
-    cache = derived(graph).lazy_values
-    key = keys if isinstance(keys, str) else tuple(keys)
-    ok = cache.get(key)
-    if ok is None:
-        chans = graph.channels
-        ok = cache[key] = all(
-            type(chans.get(k)) in _LAZY_TYPES for k in ((keys,) if isinstance(keys, str) else keys)
-        )
-    return ok
+    chans = graph.channels  # (asked once per output keys: `output_shape` keeps the answer)
+    return all(
+        type(chans.get(k)) in _LAZY_TYPES for k in ((keys,) if isinstance(keys, str) else keys)
+    )

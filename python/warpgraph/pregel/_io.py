@@ -7,12 +7,10 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from warpgraph._internal._constants import (
-    ERROR,
     INTERRUPT,
     NULL_TASK_ID,
     RESUME,
     RETURN,
-    TAG_HIDDEN,
     TASKS,
 )
 from warpgraph._internal._typing import MISSING
@@ -72,41 +70,6 @@ def map_input(input_channels: str | Sequence[str], chunk: Any) -> list[tuple[str
     return out
 
 
-def is_hidden(task: Any) -> bool:
-    # (the loop's lazy tasks answer from their node's tags without building their config)
-    config_tags = getattr(type(task), "config_tags", None)
-    if config_tags is not None:
-        tags = config_tags(task)
-    else:
-        tags = task.config.get("tags") if task.config else None
-    return bool(tags) and TAG_HIDDEN in tags
-
-
-def map_output_updates(
-    output_channels: str | Sequence[str],
-    tasks: list[tuple[Any, Sequence[tuple[str, Any]]]],
-    cached: bool = False,
-) -> dict[str, Any] | None:
-    """The `updates` chunk for finished tasks, or None when there is nothing to emit."""
-    out_tasks = [
-        (t, ww)
-        for t, ww in tasks
-        if not is_hidden(t) and ww[0][0] != ERROR and ww[0][0] != INTERRUPT
-    ]
-    if not out_tasks:
-        return None
-    single = output_channels if isinstance(output_channels, str) else None
-    keys = None if single is not None else frozenset(output_channels)
-    grouped: dict[str, Any] = {}
-    for task, writes in out_tasks:
-        grouped.setdefault(task.name, []).extend(_task_values(single, keys, writes))
-    for node, vals in grouped.items():
-        grouped[node] = None if not vals else vals[0] if len(vals) == 1 else vals
-    if cached:
-        grouped["__metadata__"] = {"cached": cached}
-    return grouped
-
-
 def shown_update(
     output_channels: str | Sequence[str],
     keys: frozenset[str] | None,
@@ -114,30 +77,25 @@ def shown_update(
     writes: Sequence[tuple[str, Any]],
     cached: bool = False,
 ) -> dict[str, Any]:
-    """`map_output_updates` for one task known to be shown (not hidden, its writes neither
-    an error nor an interrupt); `keys`: the output channels as a frozenset (None for a
-    single channel)."""
-    vals = _task_values(output_channels if keys is None else None, keys, writes)
+    """The `updates` chunk of a finished task known to be shown (not hidden, its writes
+    neither an error nor an interrupt): what it returned (a RETURN write), else its writes
+    to the output channel(s), a dict of them (one dict per write when a channel was written
+    more than once); `keys`: the output channels as a frozenset (None for a single one)."""
+    vals: list = []
+    for c, v in writes:
+        if c == RETURN:
+            vals = [v]
+            break
+    else:
+        if keys is None:
+            vals = [v for c, v in writes if c == output_channels]
+        elif picked := [(c, v) for c, v in writes if c in keys]:
+            update = dict(picked)
+            vals = [update] if len(update) == len(picked) else [{c: v} for c, v in picked]
     chunk = {task.name: None if not vals else vals[0] if len(vals) == 1 else vals}
     if cached:
         chunk["__metadata__"] = {"cached": cached}
     return chunk
-
-
-def _task_values(single: Any, keys: frozenset[str] | None, writes: Sequence) -> list:
-    """What one task's `updates` entry holds: what it returned (a RETURN write), else its
-    writes to the output channel(s): a dict of them (one dict per write when a channel
-    was written more than once)."""
-    for c, v in writes:
-        if c == RETURN:
-            return [v]
-    if keys is None:
-        return [v for c, v in writes if c == single]
-    picked = [(c, v) for c, v in writes if c in keys]
-    if not picked:
-        return []
-    update = dict(picked)
-    return [update] if len(update) == len(picked) else [{c: v} for c, v in picked]
 
 
 def interrupt_chunk(writes: Sequence[tuple[str, Any]]) -> dict[str, tuple]:
@@ -267,9 +225,8 @@ SKIP = object()
 __all__ = (
     "RESUME",
     "interrupt_chunk",
-    "is_hidden",
     "map_command",
     "map_input",
-    "map_output_updates",
     "read_channels",
+    "shown_update",
 )

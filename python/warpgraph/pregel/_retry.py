@@ -453,9 +453,7 @@ async def _arun_planned(task: Any, deferred: tuple, plan: tuple) -> Any:
     tokens = _stand_in(task)
     try:  # (a task run here is fresh: its writes are empty)
         value = task.input if afunc is None else await _InContext(afunc(task.input), copy_context())
-        if recurse and (
-            (known := _RUNNABLE_TYPES.get(type(value))) or (known is None and _is_runnable(value))
-        ):
+        if recurse and _is_runnable(value):
             ainvoke = getattr(value, "ainvoke", None)
             if ainvoke is not None:
                 value = await ainvoke(task.input, task.config)
