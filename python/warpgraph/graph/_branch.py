@@ -218,14 +218,33 @@ class _BranchWriter:
         """`invoke` inside a task whose config is not built (all this writer needs of it is
         the task's send and fresh-read functions over `engine` and the task's `writes`); a
         plain path function is called as `invoke` would call it (the current config
-        variable resolves to the task's)."""
-        path_input = self._unconfigured_input(input, engine, writes)
+        variable resolves to the task's). The common case (a fresh read, a plain path
+        returning a known route) runs in this one frame: it is every step of a loop."""
+        reader = self.reader
+        if reader is None:
+            path_input = input
+        else:
+            path_input = engine.read(reader.select, writes)  # (the task's writes so far)
+            if reader.mapper is not None:
+                path_input = reader.mapper(path_input)
+            if type(path_input) is dict and type(input) is dict:
+                if self.spec.input_schema is None:
+                    path_input = {**input, **path_input}
+            else:
+                path_input = self._merged(input, path_input)
         path = self.spec.path
         result = path.func(path_input)
+        rt = type(result)
         if path.recurse:
-            known = _RUNNABLE_TYPES.get(type(result))
+            known = _RUNNABLE_TYPES.get(rt)
             if known or (known is None and _is_runnable(result)):
                 result = result.invoke(path_input, task.config)
+                rt = type(result)
+        if rt is str or rt is bool:
+            routed = self._routes.get(result)
+            if routed is not None:
+                writes.extend(routed)
+                return input
         return self._unconfigured_finish(input, result, engine, writes)
 
     async def ainvoke_unconfigured(self, input: Any, task: Any, engine: Any, writes: Any) -> Any:
@@ -246,15 +265,19 @@ class _BranchWriter:
         reader = self.reader
         if reader is None:
             return input
-        path_input = engine.read(reader.select, fresh_writes=list(writes))
+        path_input = engine.read(reader.select, writes)
         if reader.mapper is not None:
             path_input = reader.mapper(path_input)
+        return self._merged(input, path_input)
+
+    def _merged(self, input: Any, path_input: Any) -> Any:
+        """Dict states: keys the node returned but the state lacks still reach the path."""
         if (
             isinstance(path_input, dict)
             and isinstance(input, dict)
             and self.spec.input_schema is None
         ):
-            path_input = {**input, **path_input}
+            return {**input, **path_input}
         return path_input
 
     def _unconfigured_finish(self, input: Any, result: Any, engine: Any, writes: Any) -> Any:
