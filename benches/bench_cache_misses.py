@@ -107,14 +107,16 @@ def _measure(lib: str, other: str, case: str, saver: str, rounds: int, both: boo
     return counts
 
 
-def measure(case: str, saver: str, rounds: int) -> dict[str, dict[str, float]]:
+def measure(
+    case: str, saver: str, rounds: int, libs: tuple[str, ...] = LIBS
+) -> dict[str, dict[str, float]]:
     """Per library: its interleaved per-unit counts (both-runs minus other-only)."""
     from differential.libs import get_lib
     from graphs import CASES
 
     units = CASES[case](get_lib("warpgraph"), None)[3]
     result = {}
-    for lib in LIBS:
+    for lib in libs:
         other = LIBS[1 - LIBS.index(lib)]
         both = _measure(lib, other, case, saver, rounds, True)
         base = _measure(lib, other, case, saver, rounds, False)
@@ -127,6 +129,7 @@ def main() -> None:
     parser.add_argument("--case", action="append", help="a case of graphs.CASES (repeatable)")
     parser.add_argument("--saver", choices=("none", "memory"), default="none")
     parser.add_argument("--rounds", type=int, default=4, help="measured rounds per child")
+    parser.add_argument("--lib", action="append", choices=LIBS, help="measure only this side")
     parser.add_argument("--child", nargs=6, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -144,11 +147,12 @@ def main() -> None:
     print(f"per unit, interleaved, simulated {CACHE.split(',')[0]}-byte caches; saver {args.saver}")
     print(f"{'case':<12}{'count':<8}{'warpgraph':>12}{'langgraph':>12}{'lg / wg':>9}")
     for case in cases:
-        counts = measure(case, args.saver, args.rounds)
+        counts = measure(case, args.saver, args.rounds, tuple(args.lib or LIBS))
         for key in _COUNTS:
-            wg, lg = counts["warpgraph"][key], counts["langgraph"][key]
-            ratio = f"{lg / wg:8.1f}x" if wg > 0 else "      -"
-            print(f"{case:<12}{key:<8}{wg:>12,.0f}{lg:>12,.0f}{ratio}")
+            wg, lg = (counts.get(lib, {}).get(key) for lib in LIBS)
+            ratio = f"{lg / wg:8.1f}x" if wg and lg and wg > 0 else "      -"
+            cells = "".join(f"{v:>12,.0f}" if v is not None else f"{'-':>12}" for v in (wg, lg))
+            print(f"{case:<12}{key:<8}{cells}{ratio}")
 
 
 if __name__ == "__main__":

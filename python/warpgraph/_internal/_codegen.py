@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import types
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -116,10 +117,27 @@ def writes_function(
 ) -> Callable[[Any], list[tuple[str, Any]]]:
     """`run(input) -> out` from a writer's steps: each a template of lines (over `input`
     and `out`, with `{i}` standing for the step's index) and the names it binds (`{i}`
-    formatted the same way), added to `ns`."""
+    formatted the same way). `ns` is the namespace the lines' other names resolve in.
+
+    The names a step binds become parameters of `run` with the bound values as defaults,
+    so writers of the same shape (every node of a chain) share one code object: a step
+    runs code that the previous node's step has just run, rather than a copy of its own
+    (in a run interleaved with other work, each copy's bytecode is a cache miss)."""
     body = ["out = []"]
+    bound: dict[str, Any] = {}
     for i, (lines, names) in enumerate(steps):
         body += [line.format(i=i) for line in lines.splitlines()]
-        ns.update({k.format(i=i): v for k, v in names.items()})
+        bound.update({k.format(i=i): v for k, v in names.items()})
     body.append("return out")
-    return define("run", ("input",), body, ns)
+    key = ("\n".join(body), tuple(bound), id(ns))
+    shared = _WRITERS.get(key)
+    if shared is None:
+        shared = define("run", ("input", *bound), body, ns)
+        _WRITERS[key] = (shared, ns)  # (keeps `ns` alive while its id is a key)
+    else:
+        shared = shared[0]
+    return types.FunctionType(shared.__code__, ns, "run", tuple(bound.values()))
+
+
+# (body, bound names, namespace id) -> (template function, namespace)
+_WRITERS: dict[tuple, tuple[Callable, dict[str, Any]]] = {}

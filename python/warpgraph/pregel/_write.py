@@ -225,8 +225,12 @@ def _compile_plan(plan: tuple) -> Callable[[Any], list[tuple[str, Any]]]:
                 steps.append((_MAP_CODE % "v{i}", {"m{i}": a, "v{i}": b}))
         else:
             steps.append((_ENTRY_CODE, {"e{i}": a}))
-    ns: dict[str, Any] = {"PASSTHROUGH": PASSTHROUGH, "SKIP_WRITE": SKIP_WRITE, "dict": dict}
-    return writes_function(steps, ns)
+    return writes_function(steps, _WRITER_NS)
+
+
+# the names the writers' code reads besides its bound values (one namespace: see
+# `_codegen.writes_function`)
+_WRITER_NS: dict[str, Any] = {"PASSTHROUGH": PASSTHROUGH, "SKIP_WRITE": SKIP_WRITE, "dict": dict}
 
 
 def _validate(writes: Sequence[Any], allow_passthrough: bool) -> None:
